@@ -1,0 +1,53 @@
+"""Model families, each an applications-style constructor (see ``application.py``)."""
+
+from keras_gated.models.fc import GPlainNet, GResNetFC, HighwayFC, PlainNet, ResNetFC
+from keras_gated.models.highway_net import HighwayNet
+from keras_gated.models.imagenet import HighwayNet50, ResNet50
+from keras_gated.models.preact_resnet import (
+    GResNet,
+    GResNet20,
+    GResNet32,
+    GResNet44,
+    GResNet56,
+    GResNet110,
+    GResNet164,
+    GResNet1001,
+    PreActResNet,
+    PreActResNet20,
+    PreActResNet32,
+    PreActResNet44,
+    PreActResNet56,
+    PreActResNet110,
+    PreActResNet164,
+    PreActResNet1001,
+)
+from keras_gated.models.wide_resnet import GWideResNet, WideResNet
+
+__all__ = [
+    "GPlainNet",
+    "GResNet",
+    "GResNet20",
+    "GResNet32",
+    "GResNet44",
+    "GResNet56",
+    "GResNet110",
+    "GResNet164",
+    "GResNet1001",
+    "GResNetFC",
+    "GWideResNet",
+    "HighwayFC",
+    "HighwayNet",
+    "HighwayNet50",
+    "PlainNet",
+    "PreActResNet",
+    "PreActResNet20",
+    "PreActResNet32",
+    "PreActResNet44",
+    "PreActResNet56",
+    "PreActResNet110",
+    "PreActResNet164",
+    "PreActResNet1001",
+    "ResNet50",
+    "ResNetFC",
+    "WideResNet",
+]

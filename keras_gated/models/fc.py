@@ -1,0 +1,187 @@
+"""Fully-connected nets of the Residual Gates MNIST experiments (Savarese & Figueiredo
+2017, §3.1, Table 1) and the fully-connected Highway nets (Srivastava et al. 2015).
+
+Every net is: flatten -> one linear ``units``-wide layer (``stem``) -> ``depth`` middle
+layers of ``units`` -> softmax. Only the middle layers differ:
+
+* ``PlainNet``:   each layer f(x) = ReLU(BN(W x))             (Dot-BN-ReLU)
+* ``GPlainNet``:  each layer u = g(k)·f(x) + (1 − g(k))·x     (one k per layer)
+* ``ResNetFC``:   depth/2 blocks u = f_r(x) + x, f_r = two Dot-BN-ReLU layers
+* ``GResNetFC``:  depth/2 blocks u = g(k)·f_r(x) + x           (one k per block)
+* ``HighwayFC``:  depth Highway layers y = H·T + x·(1 − T), H = ReLU(W_H x + b_H),
+                  T = sigmoid(W_T x + b_T), b_T started at ``transform_bias``
+
+The paper uses the post-activation (Dot-BN-ReLU) layer in ResNets too, so f_r ends in a
+ReLU before the addition. Dense layers before a BN have no bias (BN's β replaces it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import keras
+
+from keras_gated.layers.highway import Highway
+from keras_gated.layers.residual_gate import ResidualGate, check_gate_function
+from keras_gated.models.application import MNIST_FC_INPUT, build_application
+from keras_gated.registry import register_model
+
+KINDS = ("plain", "resnet", "highway")
+REGISTERED_DEPTHS = (2, 10, 20, 50, 100)
+_PREFIX = {
+    ("plain", False): "plainnet",
+    ("plain", True): "gplainnet",
+    ("resnet", False): "resnetfc",
+    ("resnet", True): "gresnetfc",
+    ("highway", False): "highwayfc",
+}
+
+
+def _dense_bn_relu(x, units: int, name: str, bn_momentum: float):
+    """One Dot-BN-ReLU layer."""
+    x = keras.layers.Dense(units, use_bias=False, name=f"{name}_dense")(x)
+    x = keras.layers.BatchNormalization(momentum=bn_momentum, epsilon=1e-3, name=f"{name}_bn")(x)
+    return keras.layers.ReLU(name=f"{name}_relu")(x)
+
+
+def _fc_features(kind: str, depth: int, units: int, gate: str | None, transform_bias: float):
+    bn_momentum = 0.99  # Keras defaults: the paper's nets were written in Keras
+
+    def features(x):
+        x = keras.layers.Flatten(name="flatten")(x)
+        x = keras.layers.Dense(units, name="stem")(x)
+        if kind == "plain":
+            for i in range(1, depth + 1):
+                f = _dense_bn_relu(x, units, f"layer{i}", bn_momentum)
+                x = f if gate is None else ResidualGate(gate, form="plain", name=f"block{i}")([f, x])
+        elif kind == "resnet":
+            for i in range(1, depth // 2 + 1):
+                r = _dense_bn_relu(x, units, f"block{i}_layer1", bn_momentum)
+                r = _dense_bn_relu(r, units, f"block{i}_layer2", bn_momentum)
+                if gate is None:
+                    x = keras.layers.Add(name=f"block{i}")([r, x])
+                else:
+                    x = ResidualGate(gate, form="residual", name=f"block{i}")([r, x])
+        else:
+            for i in range(1, depth + 1):
+                x = Highway(
+                    "dense", transform_bias_initializer=transform_bias, name=f"block{i}"
+                )(x)
+        return x
+
+    return features
+
+
+def _fc_net(
+    kind: str,
+    gate: str | None,
+    *,
+    depth: int = 10,
+    units: int = 50,
+    transform_bias: float = -2.0,
+    include_top: bool = True,
+    weights: str | None = None,
+    input_tensor: Any = None,
+    input_shape: Sequence[int | None] | None = None,
+    pooling: str | None = None,
+    classes: int = 10,
+    classifier_activation: Any = "softmax",
+    include_preprocessing: bool = True,
+    name: str | None = None,
+) -> keras.Model:
+    if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
+        raise ValueError(f"`depth` must be a positive integer, got {depth!r}.")
+    if kind == "resnet" and depth % 2:
+        raise ValueError(
+            f"`depth`={depth} must be even for residual FC nets: they have depth/2 blocks "
+            "of two layers."
+        )
+    if isinstance(units, bool) or not isinstance(units, int) or units < 1:
+        raise ValueError(f"`units` must be a positive integer, got {units!r}.")
+    if gate is not None:
+        check_gate_function(gate)
+    arch = f"{_PREFIX[(kind, gate is not None)]}{depth}" + ("" if units == 50 else f"_w{units}")
+    return build_application(
+        _fc_features(kind, depth, units, gate, transform_bias),
+        arch=arch,
+        spec=MNIST_FC_INPUT,
+        include_top=include_top,
+        weights=weights,
+        input_tensor=input_tensor,
+        input_shape=input_shape,
+        pooling=pooling,
+        classes=classes,
+        classifier_activation=classifier_activation,
+        include_preprocessing=include_preprocessing,
+        name=name,
+    )
+
+
+_ARGS_DOC = """
+    Args:
+        depth: number of middle layers (default 10).
+        units: width of every layer (50 in the paper).
+        **kwargs: the applications arguments (``include_top``, ``weights``,
+            ``input_tensor``, ``input_shape=(28, 28, 1)``, ``pooling`` (no effect: the
+            features are already a vector), ``classes=10``, ``classifier_activation``,
+            ``include_preprocessing`` (x / 255), ``name``).
+"""
+
+
+def PlainNet(depth: int = 10, units: int = 50, **kwargs: Any) -> keras.Model:
+    return _fc_net("plain", None, depth=depth, units=units, **kwargs)
+
+
+def GPlainNet(depth: int = 10, units: int = 50, gate: str = "relu", **kwargs: Any) -> keras.Model:
+    return _fc_net("plain", gate, depth=depth, units=units, **kwargs)
+
+
+def ResNetFC(depth: int = 10, units: int = 50, **kwargs: Any) -> keras.Model:
+    return _fc_net("resnet", None, depth=depth, units=units, **kwargs)
+
+
+def GResNetFC(depth: int = 10, units: int = 50, gate: str = "relu", **kwargs: Any) -> keras.Model:
+    return _fc_net("resnet", gate, depth=depth, units=units, **kwargs)
+
+
+def HighwayFC(
+    depth: int = 10, units: int = 50, transform_bias: float = -2.0, **kwargs: Any
+) -> keras.Model:
+    return _fc_net("highway", None, depth=depth, units=units, transform_bias=transform_bias, **kwargs)
+
+
+PlainNet.__doc__ = "Plain FC net: ``depth`` Dot-BN-ReLU layers (Residual Gates Table 1)." + _ARGS_DOC
+GPlainNet.__doc__ = (
+    "Gated plain FC net: u = g(k)·f(x) + (1 − g(k))·x per layer (Residual Gates Table 1)."
+    + _ARGS_DOC
+    + "        gate: the gating function g (``relu``, ``identity``, ``sigmoid``).\n"
+)
+ResNetFC.__doc__ = "Residual FC net: depth/2 blocks u = f_r(x) + x (Residual Gates Table 1)." + _ARGS_DOC
+GResNetFC.__doc__ = (
+    "Gated residual FC net: depth/2 blocks u = g(k)·f_r(x) + x (Residual Gates Table 1)."
+    + _ARGS_DOC
+    + "        gate: the gating function g (``relu``, ``identity``, ``sigmoid``).\n"
+)
+HighwayFC.__doc__ = (
+    "Highway FC net: ``depth`` layers y = H·T + x·(1 − T) (Srivastava et al. 2015)."
+    + _ARGS_DOC
+    + "        transform_bias: start value of every b_T (negative: start by carrying).\n"
+)
+
+_CONSTRUCTORS = {
+    "plainnet": (PlainNet, "Plain FC net"),
+    "gplainnet": (GPlainNet, "Gated plain FC net"),
+    "resnetfc": (ResNetFC, "Residual FC net"),
+    "gresnetfc": (GResNetFC, "Gated residual FC net"),
+    "highwayfc": (HighwayFC, "Highway FC net"),
+}
+for _prefix, (_constructor, _title) in _CONSTRUCTORS.items():
+    for _depth in REGISTERED_DEPTHS:
+        register_model(
+            f"{_prefix}{_depth}",
+            _constructor,
+            family="fc",
+            description=f"{_title}, {_depth} middle layers of 50 units, 28x28x1 input",
+            depth=_depth,
+        )

@@ -1,0 +1,107 @@
+"""The 19-layer convolutional Highway net for CIFAR (Srivastava, Greff & Schmidhuber 2015,
+*Highway Networks*, Table 1, "Highway 2"; authors' Caffe net ``cifar10-19layers``).
+
+    Dropout(0.2) on the input
+    Conv3x3(32)+ReLU  -> 4 × Highway conv(32)  -> MaxPool 2/2 -> Dropout(0.2)
+    Conv3x3(80)+ReLU  -> 5 × Highway conv(80)  -> MaxPool 2/2 -> Dropout(0.2)
+    Conv3x3(128)+ReLU -> 5 × Highway conv(128) -> Conv1x1(100)+ReLU
+    avg_pool -> Dropout(0.2) -> predictions (10)
+
+Each Highway conv layer is y = ReLU(W_H∗x + b_H)·T + x·(1 − T), T = sigmoid(W_T∗x + b_T),
+with H and T both 3×3 convolutions, Xavier weights and b_T started at −2. No batch
+normalisation. 2,256,838 parameters for 10 classes.
+
+Differences from the Caffe original, on purpose: the input is normalised per channel
+(CIFAR mean/std) instead of global contrast normalisation; the head's Gaussian filler
+(std 0.05) is kept, the first conv uses Xavier (its Caffe filler is ill-specified).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import keras
+
+from keras_gated.layers.highway import Highway
+from keras_gated.models.application import CIFAR_INPUT, build_application
+from keras_gated.registry import register_model
+
+# (width, highway layers) per stage; a max-pool follows every stage but the last.
+STAGES = ((32, 4), (80, 5), (128, 5))
+FINAL_FILTERS = 100
+DROPOUT = 0.2
+
+
+def _highway_net_features(variant: str, transform_bias: float):
+    def features(x):
+        x = keras.layers.Dropout(DROPOUT, name="input_dropout")(x)
+        for stage, (width, layers) in enumerate(STAGES, start=1):
+            x = keras.layers.Conv2D(
+                width, 3, padding="same", activation="relu", name=f"stage{stage}_conv"
+            )(x)
+            for i in range(1, layers + 1):
+                x = Highway(
+                    "conv",
+                    kernel_size=3,
+                    variant=variant,
+                    transform_bias_initializer=transform_bias,
+                    name=f"stage{stage}_highway{i}",
+                )(x)
+            if stage < len(STAGES):
+                x = keras.layers.MaxPooling2D(2, padding="same", name=f"stage{stage}_pool")(x)
+                x = keras.layers.Dropout(DROPOUT, name=f"stage{stage}_dropout")(x)
+        return keras.layers.Conv2D(
+            FINAL_FILTERS, 1, activation="relu", name="final_conv"
+        )(x)
+
+    return features
+
+
+def HighwayNet(
+    variant: str = "coupled",
+    transform_bias: float = -2.0,
+    *,
+    include_top: bool = True,
+    weights: str | None = None,
+    input_tensor: Any = None,
+    input_shape: Sequence[int | None] | None = None,
+    pooling: str | None = None,
+    classes: int = 10,
+    classifier_activation: Any = "softmax",
+    include_preprocessing: bool = True,
+    name: str | None = None,
+) -> keras.Model:
+    """The 19-layer CIFAR Highway net ("Highway 2", 92.14 % / 7.54 % error on CIFAR-10).
+
+    Args:
+        variant: Highway variant of every layer (Greff et al. 2017, Table 1a):
+            ``"coupled"`` (the paper's), ``"full"``, ``"carry_only"``, ``"transform_only"``.
+        transform_bias: start value of every b_T (−2 in the authors' CIFAR nets).
+        **: the applications arguments.
+    """
+    arch = "highwaynet" if variant == "coupled" else f"highwaynet_{variant}"
+    return build_application(
+        _highway_net_features(variant, transform_bias),
+        arch=arch,
+        spec=CIFAR_INPUT,
+        include_top=include_top,
+        weights=weights,
+        input_tensor=input_tensor,
+        input_shape=input_shape,
+        pooling=pooling,
+        classes=classes,
+        classifier_activation=classifier_activation,
+        include_preprocessing=include_preprocessing,
+        name=name,
+        head_dropout=DROPOUT,
+        head_initializer=keras.initializers.RandomNormal(stddev=0.05),
+    )
+
+
+register_model(
+    "highwaynet",
+    HighwayNet,
+    family="highway_net",
+    description="19-layer convolutional Highway net (Srivastava et al. 2015, Table 1), CIFAR",
+)

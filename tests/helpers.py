@@ -1,0 +1,34 @@
+"""Helpers shared by the tests (imported as ``tests.helpers``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import keras
+import numpy as np
+
+
+def trainable_count(model: keras.Model | keras.layers.Layer) -> int:
+    """Number of trainable scalars (BN γ/β count, running statistics do not)."""
+    return sum(int(np.prod(v.shape)) for v in model.trainable_weights)
+
+
+def to_numpy(x) -> np.ndarray:
+    return np.asarray(keras.ops.convert_to_numpy(x))
+
+
+def images(batch: int = 2, shape=(32, 32, 3), seed: int = 0) -> np.ndarray:
+    """Raw 0-255 float32 pixels, as the models take them."""
+    return np.random.default_rng(seed).uniform(0, 255, size=(batch, *shape)).astype("float32")
+
+
+def assert_round_trip(model: keras.Model, x: np.ndarray, tmp_path: Path) -> keras.Model:
+    """Save to .keras, load back with safe_mode=True, and compare inference outputs."""
+    expected = to_numpy(model(x, training=False))
+    path = tmp_path / f"{model.name}.keras"
+    model.save(path)
+    loaded = keras.saving.load_model(path, safe_mode=True)
+    got = to_numpy(loaded(x, training=False))
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
+    assert [w.path for w in loaded.weights] == [w.path for w in model.weights]
+    return loaded

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Run the test suite once per Keras backend (TensorFlow, then JAX); the PyTorch backend
+# is smoke-tested from inside the TensorFlow pass when torch is installed.
+# Extra arguments go to pytest, e.g. `bash tests/run.sh -m slow` or `-k gates`.
+set -u
+cd "$(dirname "$0")/.."
+status=0
+for backend in ${KERAS_GATED_TEST_BACKENDS:-tensorflow jax}; do
+  echo "=== KERAS_BACKEND=$backend"
+  KERAS_BACKEND=$backend python -m pytest "$@"
+  code=$?
+  # pytest exits 5 when a selection collects no test: not a failure of the suite.
+  if [ $code -ne 0 ] && [ $code -ne 5 ]; then status=$code; fi
+done
+exit $status

@@ -1,0 +1,66 @@
+"""gate_values / set_gate / remove_block on whole models."""
+
+from collections import OrderedDict
+
+import keras
+import numpy as np
+import pytest
+
+import keras_gated as kg
+from tests.helpers import images, to_numpy
+
+
+def test_gresnet_gate_values_are_raw_k_in_model_order():
+    model = kg.GResNet20()
+    values = kg.gate_values(model)
+    assert isinstance(values, OrderedDict)
+    assert list(values) == [f"stage{s}_unit{u}" for s in (1, 2, 3) for u in (1, 2, 3)]
+    assert all(v == 1.0 for v in values.values())
+    kg.set_gate(model, "stage2_unit2", -0.5)
+    assert kg.gate_values(model)["stage2_unit2"] == -0.5  # raw k, not relu(k) = 0
+
+
+def test_fc_gates_are_the_merge_layers():
+    assert list(kg.gate_values(kg.GPlainNet(3))) == ["block1", "block2", "block3"]
+    assert list(kg.gate_values(kg.GResNetFC(4))) == ["block1", "block2"]
+    assert kg.gate_values(kg.PlainNet(3)) == OrderedDict()
+
+
+def test_highway_blocks_report_mean_transform_bias():
+    values = kg.gate_values(kg.HighwayFC(3, transform_bias=-1.5))
+    assert values == OrderedDict((f"block{i}", -1.5) for i in (1, 2, 3))
+    model = kg.HighwayNet()
+    kg.set_gate(model, "stage2_highway3", -4.0)
+    assert kg.gate_values(model)["stage2_highway3"] == -4.0
+    assert len(kg.gate_values(model)) == 14
+    assert len(kg.gate_values(kg.HighwayNet50(input_shape=(32, 32, 3)))) == 16
+
+
+def test_removed_block_passes_its_input_through_exactly():
+    model = kg.GResNet20()
+    kg.remove_block(model, "stage2_unit2")
+    unit = model.get_layer("stage2_unit2")
+    probe = keras.Model(model.inputs, [unit.input, unit.output])
+    before, after = probe(images(2), training=False)
+    np.testing.assert_array_equal(to_numpy(after), to_numpy(before))
+
+
+def test_removed_fc_plain_layer_is_identity():
+    model = kg.GPlainNet(3)
+    kg.remove_block(model, "block2")
+    gate = model.get_layer("block2")
+    probe = keras.Model(model.inputs, [gate.input[1], gate.output])
+    x, y = probe(images(2, (28, 28, 1)), training=False)
+    np.testing.assert_array_equal(to_numpy(y), to_numpy(x))
+
+
+def test_sigmoid_gate_removal_and_highway_removal_raise():
+    with pytest.raises(ValueError, match="sigmoid"):
+        kg.remove_block(kg.GResNet20(gate="sigmoid"), "stage1_unit1")
+    with pytest.raises(ValueError, match="Highway block"):
+        kg.remove_block(kg.HighwayFC(2), "block1")
+
+
+def test_unknown_block_lists_the_gated_blocks():
+    with pytest.raises(ValueError, match="block1, block2"):
+        kg.set_gate(kg.GResNetFC(4), "block9", 0.0)
