@@ -46,6 +46,13 @@ def gated_blocks(model: keras.Model) -> "OrderedDict[str, keras.layers.Layer]":
     return blocks
 
 
+def gate_variables(model: keras.Model) -> list:
+    """Every Residual Gate's k variable in ``model``, in block order."""
+    return [
+        gate.k for gate in map(_residual_gate, gated_blocks(model).values()) if gate is not None
+    ]
+
+
 def gate_values(model: keras.Model) -> "OrderedDict[str, float]":
     """Block name -> k (Residual Gates) or mean transform-gate bias (Highway blocks)."""
     values = OrderedDict()

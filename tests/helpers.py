@@ -32,3 +32,23 @@ def assert_round_trip(model: keras.Model, x: np.ndarray, tmp_path: Path) -> kera
     np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
     assert [w.path for w in loaded.weights] == [w.path for w in model.weights]
     return loaded
+
+
+def make_image_folder(root: Path, shape=(28, 28, 1), per_class=(40, 10), classes=2, seed=0) -> Path:
+    """A tiny ``root/<split>/<class>/*.png`` folder whose classes are learnable
+    (class c is brighter in row band c)."""
+    from PIL import Image
+
+    rng = np.random.default_rng(seed)
+    h, w, c = shape
+    for split, count in zip(("train", "test"), per_class):
+        for label in range(classes):
+            folder = root / split / f"class{label}"
+            folder.mkdir(parents=True, exist_ok=True)
+            for i in range(count):
+                image = rng.integers(0, 80, size=(h, w, c), dtype=np.uint8)
+                band = slice(label * h // classes, (label + 1) * h // classes)
+                image[band] += 150
+                pil = Image.fromarray(image[..., 0] if c == 1 else image)
+                pil.save(folder / f"{i:04d}.png")
+    return root

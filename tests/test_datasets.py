@@ -1,0 +1,103 @@
+"""keras_gated.datasets: the offline copies, image folders, tfds (mocked), errors."""
+
+import io
+import zipfile
+
+import numpy as np
+import pytest
+
+from keras_gated import datasets
+from tests.helpers import make_image_folder
+
+SHARED = datasets.source_checkout_data_dir()
+needs_shared = pytest.mark.skipif(
+    not (SHARED / "cifar10-jpeg.zip").exists(), reason=f"no offline data at {SHARED}"
+)
+
+
+@needs_shared
+def test_offline_cifar10_is_the_standard_splits():
+    x, y, info = datasets.load_numpy("cifar10", "test")
+    assert x.shape == (10_000, 32, 32, 3) and x.dtype == np.uint8
+    assert sorted(set(y.tolist())) == list(range(10))
+    assert np.bincount(y).tolist() == [1000] * 10
+    assert info.num_examples == 10_000 and "JPEG q75" in info.note
+    train, train_info = datasets.load("cifar10", "train")
+    labels = np.concatenate([b for _, b in train.batch(5000).as_numpy_iterator()])
+    assert train_info.num_examples == 50_000 and np.bincount(labels).tolist() == [5000] * 10
+
+
+@needs_shared
+def test_cifar10_pixels_equal_pil_decoding():
+    from PIL import Image
+
+    x, y, info = datasets.load_numpy("cifar10", "test")
+    with zipfile.ZipFile(info.source) as archive:
+        members = sorted(m for m in archive.namelist() if "/test/" in m and m.endswith(".jpg"))
+        for i in (0, 4321, 9999):
+            assert members[i].split("/")[-2] == info.class_names[y[i]]
+            pil = np.asarray(Image.open(io.BytesIO(archive.read(members[i]))).convert("RGB"))
+            np.testing.assert_array_equal(x[i], pil)
+
+
+@needs_shared
+def test_offline_fashion_mnist():
+    x, y, info = datasets.load_numpy("fashion_mnist", "test")
+    assert x.shape == (10_000, 28, 28, 1) and np.bincount(y).tolist() == [1000] * 10
+    train, train_info = datasets.load("fashion_mnist", "train")
+    assert train_info.num_examples == 60_000 and train_info.image_shape == (28, 28, 1)
+    assert train_info.class_names[9] == "Ankle boot"
+
+
+def test_idx_reader(tmp_path):
+    import gzip
+
+    data = np.arange(24, dtype=np.uint8).reshape(2, 3, 4)
+    header = bytes([0, 0, 8, 3]) + b"".join(int(n).to_bytes(4, "big") for n in data.shape)
+    path = tmp_path / "x-idx3-ubyte.gz"
+    with gzip.open(path, "wb") as f:
+        f.write(header + data.tobytes())
+    np.testing.assert_array_equal(datasets.read_idx(path), data)
+
+
+def test_local_copies_are_searched_in_order(tmp_path, monkeypatch):
+    first = tmp_path / "first"
+    make_image_folder(tmp_path / "unused")  # not a data dir
+    monkeypatch.setenv("KERAS_GATED_DATA", str(first))
+    assert datasets.data_dirs()[0] == first
+    assert datasets.data_dirs()[1] == SHARED
+
+
+def test_image_folder(tmp_path):
+    root = make_image_folder(tmp_path / "folder", shape=(12, 10, 3), per_class=(6, 2), classes=3)
+    ds, info = datasets.load(str(root), "train")
+    x = np.stack([a for a, _ in ds.as_numpy_iterator()])
+    assert x.shape == (18, 12, 10, 3) and info.class_names == ("class0", "class1", "class2")
+    assert info.num_classes == 3 and info.image_shape == (12, 10, 3)
+
+
+def test_missing_dataset_names_every_place_looked(tmp_path, monkeypatch):
+    monkeypatch.setattr(datasets, "data_dirs", lambda: [tmp_path / "a", tmp_path / "b"])
+    with pytest.raises(datasets.DatasetNotFoundError) as error:
+        datasets.load("cifar10", "test", tfds_data_dir=str(tmp_path / "tfds"), download=False)
+    message = str(error.value)
+    assert str(tmp_path / "a" / "cifar10-jpeg.zip") in message
+    assert str(tmp_path / "b" / "cifar10-jpeg.zip") in message
+    assert "tfds.load('cifar10')" in message and "KERAS_GATED_DATA" in message
+
+
+def test_bad_split():
+    with pytest.raises(ValueError, match="train, test"):
+        datasets.load("cifar10", "validation")
+
+
+@pytest.mark.parametrize("name, shape", [("cifar10", (32, 32, 3)), ("mnist", (28, 28, 1))])
+def test_tfds_path_with_mock_data(name, shape, tmp_path, monkeypatch):
+    import tensorflow_datasets as tfds
+
+    monkeypatch.setattr(datasets, "data_dirs", lambda: [tmp_path])  # no local copy
+    with tfds.testing.mock_data(num_examples=6):
+        ds, info = datasets.load(name, "train")
+        items = list(ds.as_numpy_iterator())
+    assert len(items) == 6 and info.source == f"tfds:{name}"
+    assert items[0][0].shape == shape and info.num_classes == 10

@@ -1,0 +1,50 @@
+"""The tf.data pipeline: batching, dtype, augmentation from the recipe (train only)."""
+
+import dataclasses
+
+import numpy as np
+import tensorflow as tf
+
+from training.data import augment, make_pipeline
+from training.recipes import get_recipe
+
+
+def _ds(n=10, shape=(8, 8, 3)):
+    x = np.arange(n * np.prod(shape), dtype=np.uint8).reshape(n, *shape)
+    return tf.data.Dataset.from_tensor_slices((x, np.arange(n, dtype="int64"))), x
+
+
+def test_eval_pipeline_is_ordered_float_and_unaugmented():
+    ds, x = _ds()
+    batches = list(make_pipeline(ds, get_recipe("wrn_cifar"), training=False, batch_size=4).as_numpy_iterator())
+    images = np.concatenate([b[0] for b in batches])
+    assert [len(b[1]) for b in batches] == [4, 4, 2]
+    assert images.dtype == np.float32
+    np.testing.assert_array_equal(images, x.astype("float32"))
+
+
+def test_train_pipeline_shuffles_and_keeps_every_example():
+    ds, x = _ds(20)
+    out = list(make_pipeline(ds, get_recipe("rg_mnist_fc"), training=True, batch_size=32, seed=1).as_numpy_iterator())
+    labels = out[0][1]
+    assert sorted(labels.tolist()) == list(range(20)) and labels.tolist() != list(range(20))
+
+
+def test_reflect_pad_crop_stays_inside_the_reflected_image():
+    recipe = dataclasses.replace(get_recipe("wrn_cifar"), flip=False)
+    image = tf.cast(tf.reshape(tf.range(64), (8, 8, 1)), tf.uint8)
+    padded = tf.pad(image, [[4, 4], [4, 4], [0, 0]], mode="REFLECT").numpy()
+    windows = {padded[i:i + 8, j:j + 8].tobytes() for i in range(9) for j in range(9)}
+    outputs = set()
+    for _ in range(20):
+        out = augment(image, recipe).numpy()
+        assert out.shape == (8, 8, 1) and out.tobytes() in windows
+        outputs.add(out.tobytes())
+    assert len(outputs) > 1  # the crop is random
+
+
+def test_flip_only():
+    recipe = dataclasses.replace(get_recipe("wrn_cifar"), pad=0)
+    image = tf.cast(tf.reshape(tf.range(6), (1, 6, 1)), tf.uint8)
+    seen = {augment(image, recipe).numpy().ravel().tolist()[0] for _ in range(30)}
+    assert seen == {0, 5}

@@ -1,0 +1,197 @@
+"""Training recipes as data, one per paper setting.
+
+Every recipe names the table it reproduces. Schedules are written as fractions of the
+run, so ``--epochs N`` compresses or stretches a recipe without editing it (the CIFAR
+recipe compressed to 40 epochs drops the learning rate at epochs 20 and 30).
+
+Weight decay is written as in the reference code: Torch/Caffe ``weight_decay=λ`` adds
+λ·w to the gradient, which is Keras ``L2(λ/2)`` on each decayed variable (Keras's own
+``SGD(weight_decay=...)`` is decoupled and not equivalent). It covers the parameters the
+reference decays (``decay="all"``: every weight and bias, BN included; ``"weights"``:
+all but biases, Caffe's ``decay_mult: 0`` on biases) and never a Residual Gate's k unless
+``decay_gates=True`` (the "k decay" column of Residual Gates Table 3).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, replace
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """An optimiser, schedule, regularisation and augmentation setting."""
+
+    name: str
+    table: str  # the paper table this recipe reproduces
+    epochs: int
+    batch_size: int
+    optimizer: str  # "sgd" (momentum, optionally Nesterov) or "nadam"
+    learning_rate: float
+    momentum: float = 0.9
+    nesterov: bool = True
+    lr_boundaries: tuple[float, ...] = ()  # fractions of the run where the LR changes
+    lr_decay: float = 1.0  # the LR is multiplied by this at every boundary
+    weight_decay: float = 0.0  # Torch λ; applied as L2(λ / 2)
+    decay: str = "all"  # "all" parameters or "weights" (all but biases)
+    decay_gates: bool = False  # also decay Residual Gates' k
+    pad: int = 0  # pixels of padding before the random crop (0: no crop)
+    pad_mode: str = "constant"  # "constant" (zeros) or "reflect"
+    flip: bool = False  # random horizontal flips
+    dropout: float | None = None  # passed to models that take `dropout`
+    notes: str = ""
+
+    def with_epochs(self, epochs: int | None) -> "Recipe":
+        """The same recipe over ``epochs`` (the schedule's fractions scale with it)."""
+        if epochs is None:
+            return self
+        if epochs < 1:
+            raise ValueError(f"`epochs` must be a positive integer, got {epochs}.")
+        return replace(self, epochs=int(epochs))
+
+    def lr_boundary_epochs(self) -> list[float]:
+        return [round(f * self.epochs, 4) for f in self.lr_boundaries]
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    def describe(self) -> str:
+        """One line for logs and model cards."""
+        opt = (
+            f"SGD(momentum={self.momentum}{', nesterov' if self.nesterov else ''})"
+            if self.optimizer == "sgd"
+            else f"Nadam(beta_1={self.momentum})"
+        )
+        schedule = (
+            f"lr {self.learning_rate} x{self.lr_decay} at epochs {self.lr_boundary_epochs()}"
+            if self.lr_boundaries
+            else f"lr {self.learning_rate} constant"
+        )
+        decay = (
+            f"weight decay {self.weight_decay} (L2 {self.weight_decay / 2} on {self.decay}"
+            f"{', k included' if self.decay_gates else ', k excluded'})"
+            if self.weight_decay
+            else "no weight decay"
+        )
+        aug = (
+            f"pad {self.pad} ({self.pad_mode}) + random crop" if self.pad else "no crop"
+        ) + (", horizontal flip" if self.flip else "")
+        extra = f", dropout {self.dropout}" if self.dropout else ""
+        return (
+            f"{self.name} [{self.table}]: {opt}, {schedule}, {decay}, {self.epochs} epochs, "
+            f"batch {self.batch_size}, {aug}{extra}"
+        )
+
+
+RECIPES: dict[str, Recipe] = {}
+
+
+def _add(recipe: Recipe) -> Recipe:
+    RECIPES[recipe.name] = recipe
+    return recipe
+
+
+RG_MNIST_FC = _add(Recipe(
+    name="rg_mnist_fc",
+    table="Residual Gates (Savarese & Figueiredo 2017) §3.1, Table 1: FC nets on MNIST",
+    epochs=100,
+    batch_size=128,
+    optimizer="nadam",
+    learning_rate=0.002,
+    momentum=0.9,
+    notes="Adam with Nesterov momentum (Nadam), lr 0.002 and momentum 0.9 fixed, no decay; "
+    "pixels / 255.",
+))
+
+PREACT_CIFAR = _add(Recipe(
+    name="preact_cifar",
+    table="Residual Gates §3.2, Table 3 (ResNets): pre-act ResNets, He et al. 2016",
+    epochs=164,
+    batch_size=128,
+    optimizer="sgd",
+    learning_rate=0.1,
+    momentum=0.9,
+    nesterov=True,
+    lr_boundaries=(0.5, 0.75),
+    lr_decay=0.1,
+    weight_decay=1e-4,
+    decay="all",
+    pad=4,
+    pad_mode="constant",
+    flip=True,
+    notes="BN momentum 0.9 (the models' default). 164 epochs as fb.resnet.torch; the "
+    "paper divides the LR by 10 at 50 % and 75 % of training.",
+))
+
+PREACT_CIFAR_KDECAY = _add(replace(
+    PREACT_CIFAR, name="preact_cifar_kdecay", decay_gates=True,
+    table="Residual Gates Table 3, 'k decay' column (G-ResNet)",
+))
+
+WRN_CIFAR = _add(Recipe(
+    name="wrn_cifar",
+    table="Residual Gates §3.2, Tables 3-6 (Wide ResNets), Zagoruyko & Komodakis 2016",
+    epochs=200,
+    batch_size=128,
+    optimizer="sgd",
+    learning_rate=0.1,
+    momentum=0.9,
+    nesterov=True,
+    lr_boundaries=(0.3, 0.6, 0.8),
+    lr_decay=0.2,
+    weight_decay=5e-4,
+    decay="all",
+    pad=4,
+    pad_mode="reflect",
+    flip=True,
+    dropout=0.3,
+    notes="Reflection padding as in the WRN code; dropout 0.3 between the convolutions.",
+))
+
+WRN_CIFAR_KDECAY = _add(replace(
+    WRN_CIFAR, name="wrn_cifar_kdecay", decay_gates=True,
+    table="Residual Gates Table 3, 'k decay' column (G-WRN (4,10) + dropout)",
+))
+
+HIGHWAY_CIFAR = _add(Recipe(
+    name="highway_cifar",
+    table="Highway Networks (Srivastava et al. 2015) Table 1: 19-layer Highway net, CIFAR-10",
+    epochs=400,
+    batch_size=100,
+    optimizer="sgd",
+    learning_rate=0.025,
+    momentum=0.9,
+    nesterov=True,
+    lr_boundaries=(0.5, 0.75, 0.875),
+    lr_decay=0.1,
+    weight_decay=1e-3,
+    decay="weights",
+    pad=8,
+    pad_mode="constant",
+    flip=True,
+    notes="Caffe solver: 200k iterations at batch 100 (400 epochs), x0.1 at 100k/150k/175k; "
+    "biases have decay_mult 0. Dropout is part of the architecture.",
+))
+
+DEFAULT_RECIPE_BY_FAMILY = {
+    "fc": "rg_mnist_fc",
+    "preact_resnet": "preact_cifar",
+    "gresnet": "preact_cifar",
+    "wide_resnet": "wrn_cifar",
+    "gwide_resnet": "wrn_cifar",
+    "highway_net": "highway_cifar",
+}
+
+
+def get_recipe(name: str) -> Recipe:
+    if name not in RECIPES:
+        raise ValueError(f"Unknown recipe {name!r}. Recipes: {', '.join(RECIPES)}.")
+    return RECIPES[name]
+
+
+def default_recipe(family: str) -> Recipe:
+    if family not in DEFAULT_RECIPE_BY_FAMILY:
+        raise ValueError(
+            f"No default recipe for the {family!r} family; pass --recipe "
+            f"({', '.join(RECIPES)})."
+        )
+    return RECIPES[DEFAULT_RECIPE_BY_FAMILY[family]]
