@@ -42,3 +42,23 @@ def make_pipeline(
     ds = ds.map(lambda x, y: (tf.cast(x, tf.float32), y), num_parallel_calls=tf.data.AUTOTUNE)
     ds = ds.batch(batch_size, drop_remainder=drop_remainder)
     return ds.prefetch(tf.data.AUTOTUNE)
+
+
+def adapt_images(ds: tf.data.Dataset, shape: tuple[int, int, int]) -> tf.data.Dataset:
+    """Fit images to a model's input shape: grey <-> RGB, then centre pad or crop.
+
+    E.g. Fashion-MNIST (28×28×1) for a CIFAR model (32×32×3): tiled to 3 channels and
+    zero-padded by 2 pixels on every side.
+    """
+    height, width, channels = shape
+
+    def fit(image, label):
+        if image.shape[-1] == 1 and channels == 3:
+            image = tf.image.grayscale_to_rgb(image)
+        elif image.shape[-1] == 3 and channels == 1:
+            image = tf.cast(tf.image.rgb_to_grayscale(image), image.dtype)
+        elif image.shape[-1] != channels:
+            raise ValueError(f"Cannot adapt {image.shape[-1]}-channel images to {channels} channels.")
+        return tf.image.resize_with_crop_or_pad(image, height, width), label
+
+    return ds.map(fit, num_parallel_calls=tf.data.AUTOTUNE)

@@ -172,6 +172,21 @@ HIGHWAY_CIFAR = _add(Recipe(
     "biases have decay_mult 0. Dropout is part of the architecture.",
 ))
 
+FINETUNE = _add(Recipe(
+    name="finetune",
+    table="fine-tuning (no paper table): a new head on a pretrained backbone",
+    epochs=10,
+    batch_size=128,
+    optimizer="sgd",
+    learning_rate=0.01,
+    momentum=0.9,
+    nesterov=True,
+    lr_boundaries=(0.75,),
+    lr_decay=0.1,
+    notes="A tenth of the from-scratch CIFAR learning rate, no weight decay, no augmentation; "
+    "override with --recipe.",
+))
+
 DEFAULT_RECIPE_BY_FAMILY = {
     "fc": "rg_mnist_fc",
     "preact_resnet": "preact_cifar",

