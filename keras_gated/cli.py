@@ -1,9 +1,9 @@
-"""The ``keras-gated`` command line: ``list`` and ``info`` (more commands land with the
-weights, Hub and training work)."""
+"""The ``keras-gated`` command line: ``list``, ``info``, ``publish`` and ``pull``."""
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import sys
 from collections.abc import Sequence
@@ -45,15 +45,41 @@ def _cmd_info(args: argparse.Namespace) -> int:
     print(f"released weights: {', '.join(f'{arch}.{t}' for t in tags) or 'none yet'}")
     for t in tags:
         cfg = get_pretrained_cfg(f"{arch}.{t}")
+        print(f"  {cfg.weight_id}:")
         for key, value in vars(cfg).items():
-            print(f"  {key}: {value}")
+            if key != "weight_id":
+                print(f"    {key + ':':<15}{value}")
+    return 0
+
+
+def _cmd_publish(args: argparse.Namespace) -> int:
+    from keras_gated.hub import format_pretrained_cfg, pretrained_cfg_from_folder, publish
+
+    cfg = pretrained_cfg_from_folder(args.folder, hf_hub_id=args.repo_id)  # checks it first
+    commit = publish(args.folder, cfg.hf_hub_id, commit_message=args.message)
+    cfg = dataclasses.replace(cfg, revision=commit)
+    print(f"published {args.folder} to {cfg.hf_hub_id}")
+    print(f"commit: {commit}")
+    print("pin it in keras_gated/pretrained_cfgs.py:")
+    print(format_pretrained_cfg(cfg))
+    return 0
+
+
+def _cmd_pull(args: argparse.Namespace) -> int:
+    from keras_gated.hub import pull
+
+    folder = pull(args.name)
+    print(f"cached {args.name} in {folder}")
+    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+        print(f"  {path.relative_to(folder).as_posix()}")
     return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="keras-gated",
-        description="Gated deep networks for Keras 3: list and inspect the model zoo.",
+        description="Gated deep networks for Keras 3: list and inspect the model zoo, "
+        "publish and pull its weights.",
     )
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("list", help="list registered models (or released weights)")
@@ -64,6 +90,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("name", help="model name or weight id (gresnet20, gresnet20.cifar10)")
     p.add_argument("--params", action="store_true", help="build it and count parameters")
     p.set_defaults(func=_cmd_info)
+    p = sub.add_parser("publish", help="upload a zoo/<weight id> folder to the Hub")
+    p.add_argument("folder", help="a folder written by keras_gated.hub.save_zoo_folder")
+    p.add_argument("--repo-id", default=None, help="ORG/NAME (default: keras-gated/<weight id>)")
+    p.add_argument("--message", default=None, help="commit message")
+    p.set_defaults(func=_cmd_publish)
+    p = sub.add_parser("pull", help="download released weights into the HF cache")
+    p.add_argument("name", help="weight id (gresnet20.cifar10) or hf://org/name[@revision]")
+    p.set_defaults(func=_cmd_pull)
     return parser
 
 
@@ -74,6 +108,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as error:
         print(f"keras-gated: error: {error}", file=sys.stderr)
         return 2
+    except OSError as error:  # Hub / network / file errors (huggingface_hub's are OSErrors)
+        print(f"keras-gated: error: {type(error).__name__}: {error}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

@@ -3,28 +3,79 @@
 ``weights=`` on every constructor accepts:
 
 * ``None``: random initialisation;
-* a local ``.weights.h5`` file or a Keras save folder (``config.json`` +
-  ``model.weights.h5``);
-* a data tag (``"cifar10"``) for which a weight id ``name.tag`` is released.
+* a data tag (``"cifar10"``) for which a weight id ``name.tag`` is registered
+  (``list_models(pretrained=True)``). Its file is looked for, in order, in
 
-Released weights are listed by ``list_pretrained()``; none are registered yet, and a
-tag that is not released is an error that lists the tags that exist.
+  1. the Hugging Face cache (``HF_HOME`` / ``HF_HUB_CACHE``; no network),
+  2. the ``zoo/<weight id>/`` folder of a source checkout (or ``$KERAS_GATED_ZOO``),
+  3. the Hub (``hf_hub_download``: progress bar, ``HF_HUB_OFFLINE``, ``HF_TOKEN``),
+
+  and every file is checked against the config's sha256 before it is used. A missing
+  file, a 404, a connection error or offline mode falls through to the next source;
+  the final error names every source tried. A file with the wrong hash is an error:
+  a bad copy in the Hugging Face cache is deleted, a bad ``zoo/`` copy is not used.
+* a local ``.weights.h5`` file, or a Keras save folder (``config.json`` +
+  ``model.weights.h5``);
+* ``"hf://org/name"`` or ``"hf://org/name@revision"``: ``model.weights.h5`` of a Hub
+  repo (e.g. one written by ``keras_gated.hub.save_zoo_folder`` and published). Such
+  ad-hoc references have no registered hash: they are trusted as the Hub serves them,
+  as ``keras.saving.load_model("hf://...")`` does. Pin a revision to make them
+  reproducible.
+
+How a file is loaded into a model (head adaptation, strictness) is in
+``keras_gated.loading``.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fnmatch
+import hashlib
 import os
+import re
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import keras
 
 WEIGHTS_FILE = "model.weights.h5"
+HUB_ORG = "keras-gated"
+ZOO_ENV = "KERAS_GATED_ZOO"
+HF_PREFIX = "hf://"
+
+_WEIGHT_ID = re.compile(r"^[a-z0-9_]+\.[a-z0-9_]+$")
+_SHA256 = re.compile(r"^[0-9a-f]{64}$")
+
+
+class WeightsNotFoundError(ValueError):
+    """No source could provide a registered weight file; the message lists them all."""
+
+
+class ChecksumError(ValueError):
+    """A weight file does not have the sha256 of its registered config."""
 
 
 @dataclass(frozen=True)
 class PretrainedCfg:
-    """Everything known about one released weight (keyed by weight id ``name.tag``)."""
+    """Everything known about one released weight, keyed by weight id ``name.tag``.
+
+    Attributes:
+        weight_id: ``"gresnet20.cifar10"``: registry name + data tag; also the ``zoo/``
+            folder and the Hub repo name.
+        dataset: the data it was trained on, e.g. ``"cifar10 (tfds), train split"``.
+        classes: size of the ``predictions`` head.
+        class_names: one name per class.
+        input_shape: the input shape (without batch) it was trained with.
+        preprocessing: what the in-model ``preprocessing`` layer does to 0-255 pixels.
+        sha256: hex digest of ``file_name``: the pin that every copy is checked against.
+        hf_hub_id: the Hub repo; defaults to ``keras-gated/<weight id>``.
+        revision: the Hub commit to download; None (``main``) until really published.
+        file_name: the weight file in the repo / zoo folder.
+        metrics: the measured metrics (``metrics.json``), accuracy as a fraction.
+        license, recipe, command: how it was made (the command reproduces it).
+    """
 
     weight_id: str
     dataset: str
@@ -32,48 +83,142 @@ class PretrainedCfg:
     class_names: tuple[str, ...]
     input_shape: tuple[int, ...]
     preprocessing: str
-    hf_hub_id: str
+    sha256: str
+    hf_hub_id: str = ""
+    revision: str | None = None
     file_name: str = WEIGHTS_FILE
-    sha256: str | None = None
-    revision: str | None = None  # None until published: the sha256 is the pin
-    metrics: dict = field(default_factory=dict)
+    metrics: dict[str, Any] = field(default_factory=dict)
     license: str = "apache-2.0"
     recipe: str = ""
     command: str = ""
 
+    def __post_init__(self) -> None:
+        if not _WEIGHT_ID.match(self.weight_id):
+            raise ValueError(
+                f"A weight id is `name.tag` in lower case (e.g. 'gresnet20.cifar10'), "
+                f"got {self.weight_id!r}."
+            )
+        if not isinstance(self.sha256, str) or not _SHA256.match(self.sha256):
+            raise ValueError(
+                f"{self.weight_id}: `sha256` must be the 64-character lower-case hex digest "
+                f"of {self.file_name}, got {self.sha256!r}."
+            )
+        if self.class_names and len(self.class_names) != self.classes:
+            raise ValueError(
+                f"{self.weight_id}: {len(self.class_names)} class names for {self.classes} classes."
+            )
+        object.__setattr__(self, "class_names", tuple(self.class_names))
+        object.__setattr__(self, "input_shape", tuple(self.input_shape))
+        if not self.hf_hub_id:
+            object.__setattr__(self, "hf_hub_id", f"{HUB_ORG}/{self.weight_id}")
+
     @property
     def arch(self) -> str:
+        """The registry name: ``"gresnet20"``."""
         return self.weight_id.partition(".")[0]
 
     @property
     def tag(self) -> str:
+        """The data tag: ``"cifar10"``."""
         return self.weight_id.partition(".")[2]
 
 
-_PRETRAINED: dict[str, PretrainedCfg] = {}
+# ---------------------------------------------------------------------------- registry
+
+_PRETRAINED: dict[str, PretrainedCfg] | None = None
 
 
-def register_pretrained(cfg: PretrainedCfg) -> None:
-    if cfg.weight_id in _PRETRAINED:
-        raise ValueError(f"Weights {cfg.weight_id!r} are already registered.")
-    _PRETRAINED[cfg.weight_id] = cfg
+def _registry() -> dict[str, PretrainedCfg]:
+    """The released configs, read once from ``keras_gated.pretrained_cfgs``."""
+    global _PRETRAINED
+    if _PRETRAINED is None:
+        from keras_gated.pretrained_cfgs import PRETRAINED_CFGS
+
+        _PRETRAINED = {}
+        for cfg in PRETRAINED_CFGS:
+            register_pretrained(cfg)
+    return _PRETRAINED
 
 
-def list_pretrained() -> list[str]:
-    """The weight ids (``name.tag``) of every released weight."""
-    return list(_PRETRAINED)
+def register_pretrained(cfg: PretrainedCfg, *, overwrite: bool = False) -> None:
+    """Make ``weights=cfg.tag`` resolve for ``cfg.arch`` (released weights are listed in
+    ``keras_gated/pretrained_cfgs.py``; tests and forks may register more)."""
+    if not isinstance(cfg, PretrainedCfg):
+        raise ValueError(f"Expected a PretrainedCfg, got {type(cfg).__name__}.")
+    registry = _registry()
+    if cfg.weight_id in registry and not overwrite:
+        raise ValueError(
+            f"Weights {cfg.weight_id!r} are already registered; pass overwrite=True to "
+            "replace them."
+        )
+    registry[cfg.weight_id] = cfg
+
+
+def unregister_pretrained(weight_id: str) -> PretrainedCfg:
+    """Remove a registered weight id and return its config."""
+    get_pretrained_cfg(weight_id)
+    return _registry().pop(weight_id)
+
+
+@contextlib.contextmanager
+def pretrained_cfgs_overlay(*cfgs: PretrainedCfg) -> Iterator[None]:
+    """Register ``cfgs`` (replacing same-id ones) for the duration of a ``with`` block."""
+    registry = _registry()
+    saved = dict(registry)
+    try:
+        for cfg in cfgs:
+            register_pretrained(cfg, overwrite=True)
+        yield
+    finally:
+        registry.clear()
+        registry.update(saved)
+
+
+def list_pretrained(pattern: str | None = None) -> list[str]:
+    """The weight ids (``name.tag``) of every registered weight, optionally fnmatch-ed."""
+    ids = sorted(_registry())
+    return [i for i in ids if pattern is None or fnmatch.fnmatch(i, pattern)]
 
 
 def get_pretrained_cfg(weight_id: str) -> PretrainedCfg:
     """The config of a released weight, e.g. ``get_pretrained_cfg("gresnet20.cifar10")``."""
-    if weight_id not in _PRETRAINED:
-        released = ", ".join(sorted(_PRETRAINED)) or "none yet"
+    registry = _registry()
+    if weight_id not in registry:
+        released = ", ".join(sorted(registry)) or "none yet"
         raise ValueError(f"No released weights {weight_id!r}. Released: {released}.")
-    return _PRETRAINED[weight_id]
+    return registry[weight_id]
 
 
 def tags_for(arch: str) -> list[str]:
-    return sorted(cfg.tag for cfg in _PRETRAINED.values() if cfg.arch == arch)
+    """The data tags registered for an architecture (``["cifar10"]``)."""
+    return sorted(cfg.tag for cfg in _registry().values() if cfg.arch == arch)
+
+
+# ------------------------------------------------------------------- the weights= value
+
+
+@dataclass(frozen=True)
+class HubRef:
+    """A parsed ``hf://org/name[@revision]``."""
+
+    repo_id: str
+    revision: str | None = None
+
+    def __str__(self) -> str:
+        return f"{HF_PREFIX}{self.repo_id}" + (f"@{self.revision}" if self.revision else "")
+
+
+def parse_hf_ref(ref: str) -> HubRef:
+    """``"hf://org/name@rev"`` -> ``HubRef("org/name", "rev")``; a ValueError if malformed."""
+    body = ref[len(HF_PREFIX) :] if ref.startswith(HF_PREFIX) else ref
+    repo_id, _, revision = body.partition("@")
+    parts = repo_id.split("/")
+    if len(parts) != 2 or not all(parts) or (ref.count("@") and not revision):
+        raise ValueError(
+            f"Invalid Hub reference {ref!r}: expected 'hf://org/name' or "
+            "'hf://org/name@revision' (a branch, tag or commit id)."
+        )
+    return HubRef(repo_id, revision or None)
 
 
 def _local_weights_file(weights: str) -> Path | None:
@@ -85,41 +230,214 @@ def _local_weights_file(weights: str) -> Path | None:
     return None
 
 
-def validate_weights(arch: str, weights: str | None) -> None:
-    """Check ``weights=`` before a model is built; a ValueError says what is accepted."""
+def validate_weights(arch: str, weights: str | os.PathLike | None) -> None:
+    """Check ``weights=`` before a model is built (no network); a ValueError says what
+    is accepted."""
     if weights is None:
         return
     if not isinstance(weights, (str, os.PathLike)):
         raise ValueError(
-            f"`weights` must be None, a data tag, or a path; got {type(weights).__name__}."
+            "`weights` must be None, a data tag, a path or 'hf://org/name[@revision]'; "
+            f"got {type(weights).__name__}."
         )
-    weights = str(weights)
-    if _local_weights_file(weights) is not None:
+    weights = os.fspath(weights)
+    if weights.startswith(HF_PREFIX):
+        parse_hf_ref(weights)
         return
-    if f"{arch}.{weights}" in _PRETRAINED:
+    if f"{arch}.{weights}" in _registry() or _local_weights_file(weights) is not None:
         return
-    tags = tags_for(arch)
-    if os.sep in weights or weights.endswith(".h5") or weights.endswith(".keras"):
+    if os.sep in weights or weights.endswith((".h5", ".keras")):
         raise ValueError(
             f"`weights`={weights!r} is not a `.weights.h5` file or a Keras save folder "
             "(with model.weights.h5) that exists."
         )
+    tags = tags_for(arch)
     available = (
         f"Released tags for {arch!r}: {', '.join(tags)}."
         if tags
-        else f"No weights are released for {arch!r} yet; use weights=None, or a local "
-        "`.weights.h5` file or save folder."
+        else f"No weights are released for {arch!r} yet; use weights=None, a local "
+        "`.weights.h5` file or save folder, or 'hf://org/name'."
     )
-    raise ValueError(f"Unknown `weights`={weights!r} for {arch!r}. {available}")
+    raise ValueError(
+        f"Unknown `weights`={weights!r} for {arch!r}. {available} "
+        "`keras_gated.list_models(pretrained=True)` lists every released weight id."
+    )
+
+
+# ------------------------------------------------------------------ resolving the files
+
+
+def sha256_of(path: str | os.PathLike) -> str:
+    """Hex sha256 digest of a file (read in 1 MiB blocks)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def zoo_dir() -> Path | None:
+    """Where ``zoo/<weight id>/`` folders are looked for: ``$KERAS_GATED_ZOO`` if set,
+    else the ``zoo/`` of the source checkout this package runs from (None if installed)."""
+    if os.environ.get(ZOO_ENV):
+        return Path(os.environ[ZOO_ENV]).expanduser()
+    root = Path(__file__).resolve().parent.parent
+    if (root / "pyproject.toml").is_file():
+        return root / "zoo"
+    return None
+
+
+def _hf():
+    """huggingface_hub, imported on first use (it reads HF_* variables at import)."""
+    import huggingface_hub
+
+    return huggingface_hub
+
+
+def _offline() -> bool:
+    return bool(_hf().constants.HF_HUB_OFFLINE)
+
+
+def _evict_from_cache(path: Path) -> None:
+    """Delete a cached file: its snapshot entry and the blob it points to."""
+    blob = Path(os.path.realpath(path))
+    path.unlink(missing_ok=True)
+    if blob != path:
+        blob.unlink(missing_ok=True)
+
+
+def check_sha256(path: Path, cfg: PretrainedCfg, where: str, *, evict: bool = False) -> None:
+    """Raise ``ChecksumError`` (naming the file and both hashes) unless ``path`` has the
+    registered hash; ``evict`` deletes a bad Hugging Face cache copy first."""
+    actual = sha256_of(path)
+    if actual == cfg.sha256:
+        return
+    if evict:
+        try:
+            _evict_from_cache(path)
+            fate = "It was deleted from the cache; the next load downloads it again."
+        except OSError as error:
+            fate = f"Deleting it from the cache failed ({error}): delete it by hand."
+    else:
+        fate = "It was not used; replace it (or fix the registered sha256)."
+    raise ChecksumError(
+        f"{cfg.weight_id}: the {where} copy {path} has sha256 {actual}, but the "
+        f"registered config expects sha256 {cfg.sha256}. {fate}"
+    )
+
+
+def resolve_pretrained_file(cfg: PretrainedCfg) -> Path:
+    """The verified local path of a registered weight file (cache -> zoo -> Hub)."""
+    hf = _hf()
+    from huggingface_hub.errors import EntryNotFoundError, HfHubHTTPError
+
+    fall_through = (HfHubHTTPError, EntryNotFoundError, OSError)
+    revision = cfg.revision or "main"
+    tried: list[str] = []
+
+    cache = hf.constants.HF_HUB_CACHE
+    try:
+        cached = hf.hf_hub_download(
+            cfg.hf_hub_id, cfg.file_name, revision=cfg.revision, local_files_only=True
+        )
+    except fall_through:
+        tried.append(f"Hugging Face cache ({cache}): no copy of {cfg.hf_hub_id}@{revision}.")
+    else:
+        check_sha256(Path(cached), cfg, "Hugging Face cache", evict=True)
+        return Path(cached)
+
+    zoo = zoo_dir()
+    if zoo is None:
+        tried.append(f"zoo/ copy: this is not a source checkout and ${ZOO_ENV} is not set.")
+    else:
+        candidate = zoo / cfg.weight_id / cfg.file_name
+        if candidate.is_file():
+            check_sha256(candidate, cfg, "zoo/")
+            return candidate
+        tried.append(f"zoo/ copy ({candidate}): no such file.")
+
+    where = f"Hub download ({hf.constants.ENDPOINT}/{cfg.hf_hub_id}, revision {revision})"
+    if _offline():
+        tried.append(f"{where}: skipped, HF_HUB_OFFLINE is set.")
+    else:
+        try:
+            downloaded = hf.hf_hub_download(cfg.hf_hub_id, cfg.file_name, revision=cfg.revision)
+        except fall_through as error:
+            first_line = str(error).strip().splitlines()[0] if str(error).strip() else ""
+            tried.append(f"{where}: {type(error).__name__}: {first_line}")
+        else:
+            check_sha256(Path(downloaded), cfg, "downloaded", evict=True)
+            return Path(downloaded)
+
+    listing = "\n".join(f"  {i}. {line}" for i, line in enumerate(tried, start=1))
+    offline = (
+        "HF_HUB_OFFLINE is set, so nothing was downloaded: unset it to download, or "
+        if _offline()
+        else ""
+    )
+    raise WeightsNotFoundError(
+        f"Cannot find the weights {cfg.weight_id} (Hub repo {cfg.hf_hub_id}, revision "
+        f"{revision}). Sources tried, in order:\n{listing}\n"
+        f"{offline}run `keras-gated pull {cfg.weight_id}` where the Hub is reachable "
+        "(with the same HF_HOME) to fill the cache for offline use."
+    )
+
+
+def download_hf_weights(ref: HubRef) -> Path:
+    """``model.weights.h5`` of an ad-hoc ``hf://`` reference (not hash-checked: trusted as
+    served). Uses the cache offline or when the Hub is unreachable."""
+    from huggingface_hub.errors import EntryNotFoundError, HfHubHTTPError
+
+    try:
+        return Path(_hf().hf_hub_download(ref.repo_id, WEIGHTS_FILE, revision=ref.revision))
+    except (HfHubHTTPError, EntryNotFoundError, OSError) as error:
+        offline = " HF_HUB_OFFLINE is set and it is not cached." if _offline() else ""
+        raise WeightsNotFoundError(
+            f"Cannot get {WEIGHTS_FILE} of {ref}: {type(error).__name__}: {error}.{offline} "
+            f"Run `keras-gated pull {ref}` where the Hub is reachable to cache it."
+        ) from error
+
+
+def resolve_weights_file(arch: str, weights: str | os.PathLike) -> tuple[Path, str]:
+    """(local weight file, a description for messages) for a validated ``weights=``."""
+    weights = os.fspath(weights)
+    if weights.startswith(HF_PREFIX):
+        ref = parse_hf_ref(weights)
+        return download_hf_weights(ref), str(ref)
+    if f"{arch}.{weights}" in _registry():  # a tag wins over a same-named local folder
+        cfg = get_pretrained_cfg(f"{arch}.{weights}")
+        return resolve_pretrained_file(cfg), f"weights {cfg.weight_id}"
+    local = _local_weights_file(weights)
+    if local is None:
+        raise ValueError(f"`weights`={weights!r} is not a tag, a weight file or a save folder.")
+    return local, str(local)
 
 
 def load_pretrained(
-    model: keras.Model, *, arch: str, weights: str, include_top: bool, classes: int
+    model: keras.Model,
+    *,
+    arch: str,
+    weights: str | os.PathLike,
+    include_top: bool,
+    classes: int,
+    build_reference: Callable[[int | None], keras.Model],
+    custom_input: bool = False,
 ) -> None:
-    """Load ``weights`` (already checked by ``validate_weights``) into ``model``."""
-    path = _local_weights_file(str(weights))
-    if path is None:
-        raise ValueError(
-            f"Weights {arch}.{weights} are registered but cannot be resolved here."
-        )
-    model.load_weights(path)
+    """Load ``weights`` (already checked by ``validate_weights``) into ``model``.
+
+    ``build_reference(n)`` builds the same architecture with a head of ``n`` classes
+    (``None``: no head); it is used when the head is adapted (see
+    ``keras_gated.loading.load_weights_file``).
+    """
+    from keras_gated.loading import load_weights_file
+
+    path, origin = resolve_weights_file(arch, weights)
+    load_weights_file(
+        model,
+        path,
+        origin=origin,
+        include_top=include_top,
+        classes=classes,
+        build_reference=build_reference,
+        custom_input=custom_input,
+    )

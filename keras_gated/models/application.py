@@ -198,5 +198,33 @@ def build_application(
 
     model = keras.Model(inputs, x, name=name or arch)
     if weights is not None:
-        load_pretrained(model, arch=arch, weights=weights, include_top=include_top, classes=classes)
+
+        def build_reference(reference_classes: int | None) -> keras.Model:
+            # The same architecture with the weights' own head (None: no head).
+            return build_application(
+                features,
+                arch=arch,
+                spec=spec,
+                include_top=reference_classes is not None,
+                weights=None,
+                input_tensor=None,
+                input_shape=shape,
+                pooling=None,
+                classes=reference_classes or 1,
+                classifier_activation=classifier_activation,
+                include_preprocessing=include_preprocessing,
+                name=f"{arch}_reference",
+                head_dropout=head_dropout,
+                head_initializer=head_initializer,
+            )
+
+        load_pretrained(
+            model,
+            arch=arch,
+            weights=weights,
+            include_top=include_top,
+            classes=classes,
+            build_reference=build_reference,
+            custom_input=input_tensor is not None,
+        )
     return model

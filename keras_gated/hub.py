@@ -1,0 +1,425 @@
+"""Publish to and pull from the Hugging Face Hub; ``zoo/`` folders and model cards.
+
+A *zoo folder* ``zoo/<weight id>/`` holds exactly the files that go to the Hub repo
+``keras-gated/<weight id>``:
+
+* ``config.json``, ``metadata.json``, ``model.weights.h5``: Keras's own unzipped save
+  format, so ``keras.saving.load_model("hf://keras-gated/<weight id>")`` works on the
+  repo (after ``import keras_gated``, which registers the layers for ``safe_mode``);
+* ``README.md``: the model card (front matter parsed by huggingface_hub's ``ModelCard``:
+  ``library_name: keras``, ``license``, ``tags``, ``datasets``, ``model-index`` with the
+  measured accuracy; body: usage, recipe, the reproducing command, data caveats);
+* ``metrics.json``: ``{"test_accuracy": 0.9123, "split": "test", "num_examples": 10000,
+  "dataset": "...", "command": "..."}`` (accuracy as a fraction);
+* ``training_log.<ext>``: the training log (e.g. Keras ``CSVLogger`` output), if any.
+
+Typical release::
+
+    save_zoo_folder(model, "zoo/gresnet20.cifar10", weight_id="gresnet20.cifar10", ...)
+    commit = publish("zoo/gresnet20.cifar10")          # or: keras-gated publish ...
+    print(format_pretrained_cfg(pretrained_cfg_from_folder("zoo/gresnet20.cifar10",
+                                                           revision=commit)))
+
+and the printed entry goes into ``keras_gated/pretrained_cfgs.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import keras
+
+from keras_gated.weights import (
+    HF_PREFIX,
+    HUB_ORG,
+    WEIGHTS_FILE,
+    PretrainedCfg,
+    check_sha256,
+    get_pretrained_cfg,
+    parse_hf_ref,
+    sha256_of,
+)
+
+KERAS_FILES = ("config.json", "metadata.json", WEIGHTS_FILE)
+CARD_FILE = "README.md"
+METRICS_FILE = "metrics.json"
+LOG_STEM = "training_log"
+REQUIRED_FILES = (*KERAS_FILES, CARD_FILE, METRICS_FILE)
+CARD_KEY = "keras_gated"  # front-matter block with what a PretrainedCfg needs
+
+DATASET_NAMES = {
+    "cifar10": "CIFAR-10",
+    "cifar100": "CIFAR-100",
+    "mnist": "MNIST",
+    "fashion_mnist": "Fashion-MNIST",
+    "imagenet2012": "ImageNet-1k",
+}
+
+
+# ------------------------------------------------------------------------- zoo folders
+
+
+def describe_preprocessing(model: keras.Model) -> str:
+    """What the model's in-model ``preprocessing`` layer does to raw 0-255 pixels."""
+    try:
+        layer = model.get_layer("preprocessing")
+    except ValueError:
+        return "none in the model: it expects already normalised inputs"
+    config = layer.get_config()
+    if isinstance(layer, keras.layers.Normalization):
+        mean = tuple(round(float(m), 4) for m in config["mean"])
+        std = tuple(round(math.sqrt(float(v)), 4) for v in config["variance"])
+        return f"in-model (x - mean) / std on 0-255 pixels, mean={mean}, std={std}"
+    if isinstance(layer, keras.layers.Rescaling):
+        return f"in-model x * {config['scale']} on 0-255 pixels"
+    return f"in-model {type(layer).__name__}"
+
+
+def _check_metrics(metrics: Mapping[str, Any]) -> None:
+    accuracy = metrics.get("test_accuracy")
+    if (
+        isinstance(accuracy, bool)
+        or not isinstance(accuracy, (int, float))
+        or not 0 <= accuracy <= 1
+    ):
+        raise ValueError(
+            f"metrics['test_accuracy'] must be a fraction in [0, 1] (0.9123, not 91.23), "
+            f"got {accuracy!r}."
+        )
+    if not isinstance(metrics.get("split"), str) or not metrics["split"]:
+        raise ValueError(
+            f"metrics['split'] must name the evaluated split, got {metrics.get('split')!r}."
+        )
+    count = metrics.get("num_examples")
+    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+        raise ValueError(f"metrics['num_examples'] must be a positive integer, got {count!r}.")
+
+
+def model_card(
+    *,
+    weight_id: str,
+    metrics: Mapping[str, Any],
+    recipe: str,
+    command: str,
+    dataset_note: str,
+    license: str,
+    input_shape: Sequence[int | None],
+    classes: int,
+    class_names: Sequence[str],
+    preprocessing: str,
+    extra: Mapping[str, Any] | None = None,
+) -> str:
+    """The README.md model card of a zoo folder (front matter + markdown body)."""
+    from huggingface_hub import EvalResult, ModelCardData
+
+    arch, _, tag = weight_id.partition(".")
+    dataset_name = DATASET_NAMES.get(tag, tag)
+    accuracy = float(metrics["test_accuracy"])
+    fields: dict[str, Any] = {
+        "library_name": "keras",
+        "license": license,
+        "tags": ["keras-gated", "image-classification", arch],
+        "datasets": [tag],
+        "pipeline_tag": "image-classification",
+        "model_name": weight_id,
+        "eval_results": [
+            EvalResult(
+                task_type="image-classification",
+                task_name="Image Classification",
+                dataset_type=tag,
+                dataset_name=dataset_name,
+                dataset_split=metrics["split"],
+                metric_type="accuracy",
+                metric_name=f"{metrics['split'].capitalize()} accuracy",
+                metric_value=accuracy,
+            )
+        ],
+        CARD_KEY: {
+            "weight_id": weight_id,
+            "recipe": recipe,
+            "input_shape": [int(s) if s is not None else None for s in input_shape],
+            "classes": int(classes),
+            "class_names": list(class_names),
+            "preprocessing": preprocessing,
+        },
+    }
+    fields.update(extra or {})
+    data = ModelCardData(**fields)
+    shape = "×".join(str(s) for s in input_shape)
+    body = f"""
+# {weight_id}
+
+`{arch}` from keras-gated (gated deep networks for Keras 3), trained on {dataset_name}:
+**{accuracy:.2%}** {metrics["split"]} accuracy on {metrics["num_examples"]:,} images.
+
+## Usage
+
+```python
+import keras_gated as kg
+
+model = kg.create_model("{weight_id}")      # the released weights, sha256-checked
+backbone = kg.create_model("{arch}", weights="{tag}", include_top=False, pooling="avg")
+
+# Keras alone can load this repo too; `import keras_gated` registers the layers:
+import keras
+model = keras.saving.load_model("hf://{HUB_ORG}/{weight_id}")
+```
+
+Inputs are raw 0-255 pixels of shape {shape}; the preprocessing travels with the model
+({preprocessing}). Classes: {", ".join(class_names) if class_names else classes}.
+
+## Training recipe
+
+{recipe}
+
+Reproduce it with:
+
+```bash
+{command}
+```
+
+## Evaluation
+
+`metrics.json`: test accuracy {accuracy:.4f} on the {metrics["split"]} split
+({metrics["num_examples"]:,} examples).
+
+## Data caveats
+
+{dataset_note}
+
+## Files
+
+`config.json`, `metadata.json`, `model.weights.h5` (Keras save format), this card,
+`metrics.json` and the training log.
+"""
+    return f"---\n{data.to_yaml()}\n---\n{body}"
+
+
+def save_zoo_folder(
+    model: keras.Model,
+    folder: str | os.PathLike,
+    *,
+    weight_id: str,
+    metrics: Mapping[str, Any],
+    recipe: str,
+    command: str,
+    dataset_note: str,
+    training_log: str | os.PathLike | None = None,
+    license: str = "apache-2.0",
+    class_names: Sequence[str] | None = None,
+    extra: Mapping[str, Any] | None = None,
+    overwrite: bool = False,
+) -> Path:
+    """Write ``folder`` with exactly the files that go to the Hub repo of ``weight_id``.
+
+    Args:
+        model: a trained classifier with the applications head (``predictions``).
+        folder: usually ``zoo/<weight id>``; must be new or empty unless ``overwrite``.
+        weight_id: ``name.tag`` (``"gresnet20.cifar10"``).
+        metrics: ``{"test_accuracy": 0.9123, "split": "test", "num_examples": 10000}``,
+            accuracy as a fraction, measured on real held-out data; other entries are
+            kept in metrics.json.
+        recipe: the training recipe (name and a short description), for the card.
+        command: the command line that reproduces the weights.
+        dataset_note: the data and its caveats (source, split, preprocessing, known
+            issues); it becomes metrics.json's ``dataset`` and the card's caveats.
+        training_log: a log file (e.g. the ``CSVLogger`` CSV), copied as
+            ``training_log<suffix>``.
+        license: an SPDX-like Hub license id.
+        class_names: one per class; default the known names of the weight id's tag.
+        extra: additional model-card front-matter entries.
+        overwrite: replace an existing non-empty folder.
+
+    Returns:
+        The folder.
+    """
+    from keras_gated.class_names import CLASS_NAMES
+    from keras_gated.weights import _WEIGHT_ID
+
+    if not _WEIGHT_ID.match(weight_id):
+        raise ValueError(f"`weight_id` must be `name.tag` in lower case, got {weight_id!r}.")
+    _check_metrics(metrics)
+    try:
+        head = model.get_layer("predictions")
+    except ValueError:
+        raise ValueError(
+            "Only full classifiers (include_top=True, with a 'predictions' head) are "
+            "released to the zoo."
+        ) from None
+    classes = int(head.units)
+    tag = weight_id.partition(".")[2]
+    if class_names is None:
+        class_names = CLASS_NAMES.get(tag, ())
+    if class_names and len(class_names) != classes:
+        raise ValueError(f"{len(class_names)} class names for a {classes}-class model.")
+    if training_log is not None and not Path(training_log).is_file():
+        raise ValueError(f"`training_log`={os.fspath(training_log)!r} is not a file.")
+
+    folder = Path(folder)
+    if folder.exists() and any(folder.iterdir()):
+        if not overwrite:
+            raise ValueError(f"{folder} is not empty; pass overwrite=True to replace it.")
+        shutil.rmtree(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+
+    keras.saving.save_model(model, folder, zipped=False)
+    assets = folder / "assets"
+    if assets.is_dir() and not any(assets.iterdir()):
+        assets.rmdir()  # Keras leaves an empty assets/ when no layer has assets
+    full_metrics = {**metrics, "dataset": dataset_note, "command": command}
+    (folder / METRICS_FILE).write_text(json.dumps(full_metrics, indent=2) + "\n")
+    card = model_card(
+        weight_id=weight_id,
+        metrics=full_metrics,
+        recipe=recipe,
+        command=command,
+        dataset_note=dataset_note,
+        license=license,
+        input_shape=tuple(model.input_shape[1:]),
+        classes=classes,
+        class_names=tuple(class_names),
+        preprocessing=describe_preprocessing(model),
+        extra=extra,
+    )
+    (folder / CARD_FILE).write_text(card)
+    if training_log is not None:
+        shutil.copyfile(training_log, folder / f"{LOG_STEM}{Path(training_log).suffix}")
+    return folder
+
+
+def check_zoo_folder(folder: str | os.PathLike) -> list[str]:
+    """The files of a zoo folder, checked: the required ones exist, nothing else but a
+    training log (and Keras ``assets/``), metrics.json follows the schema."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise ValueError(f"{folder} is not a folder.")
+    files = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
+    missing = [f for f in REQUIRED_FILES if f not in files]
+    unexpected = [
+        f for f in files if f not in REQUIRED_FILES and not f.startswith((LOG_STEM, "assets/"))
+    ]
+    if missing or unexpected:
+        raise ValueError(
+            f"{folder} is not a zoo folder: missing {missing or 'nothing'}, unexpected "
+            f"{unexpected or 'nothing'}. Write it with keras_gated.hub.save_zoo_folder."
+        )
+    _check_metrics(json.loads((folder / METRICS_FILE).read_text()))
+    return files
+
+
+def pretrained_cfg_from_folder(
+    folder: str | os.PathLike, *, revision: str | None = None, hf_hub_id: str | None = None
+) -> PretrainedCfg:
+    """The ``PretrainedCfg`` of a zoo folder written by ``save_zoo_folder`` (sha256 of
+    its weight file included); ``revision`` is the published commit id."""
+    from huggingface_hub import ModelCard
+
+    folder = Path(folder)
+    check_zoo_folder(folder)
+    card = ModelCard.load(folder / CARD_FILE).data.to_dict()
+    info = card.get(CARD_KEY)
+    if not isinstance(info, dict):
+        raise ValueError(f"{folder / CARD_FILE} has no `{CARD_KEY}` front-matter block.")
+    metrics = json.loads((folder / METRICS_FILE).read_text())
+    return PretrainedCfg(
+        weight_id=info["weight_id"],
+        dataset=metrics["dataset"],
+        classes=info["classes"],
+        class_names=tuple(info["class_names"]),
+        input_shape=tuple(info["input_shape"]),
+        preprocessing=info["preprocessing"],
+        sha256=sha256_of(folder / WEIGHTS_FILE),
+        hf_hub_id=hf_hub_id or f"{HUB_ORG}/{info['weight_id']}",
+        revision=revision,
+        metrics={k: v for k, v in metrics.items() if k not in ("dataset", "command")},
+        license=card.get("license", ""),
+        recipe=info["recipe"],
+        command=metrics["command"],
+    )
+
+
+def format_pretrained_cfg(cfg: PretrainedCfg) -> str:
+    """``cfg`` as Python source, to paste into ``keras_gated/pretrained_cfgs.py``."""
+    lines = [f"    {name}={getattr(cfg, name)!r}," for name in cfg.__dataclass_fields__]
+    return "PretrainedCfg(\n" + "\n".join(lines) + "\n)"
+
+
+# ------------------------------------------------------------------------ Hub transfers
+
+
+def _api(token: str | None = None):
+    from huggingface_hub import HfApi
+
+    from keras_gated import __version__
+
+    return HfApi(library_name="keras-gated", library_version=__version__, token=token)
+
+
+def publish(
+    folder: str | os.PathLike,
+    repo_id: str | None = None,
+    *,
+    token: str | None = None,
+    commit_message: str | None = None,
+    private: bool = False,
+) -> str:
+    """Upload a zoo folder to a Hub repo and return the commit id to pin.
+
+    Creates the repo if needed. The new revision holds exactly the folder's files (files
+    of the previous revision that the folder no longer has are deleted; the Hub's
+    ``.gitattributes`` stays). ``repo_id`` defaults to ``keras-gated/<folder name>``;
+    the token comes from ``token``, ``HF_TOKEN`` or ``hf auth login``.
+    """
+    folder = Path(folder)
+    check_zoo_folder(folder)
+    repo_id = repo_id or f"{HUB_ORG}/{folder.name}"
+    parse_hf_ref(repo_id)
+    api = _api(token)
+    api.create_repo(repo_id, exist_ok=True, private=private)
+    info = api.upload_folder(
+        repo_id=repo_id,
+        folder_path=folder,
+        commit_message=commit_message or f"Publish {folder.name} with keras-gated",
+        delete_patterns="*",
+    )
+    return info.oid
+
+
+def pull(name: str, *, token: str | None = None) -> Path:
+    """Download a released weight id (at its pinned revision, sha256 checked) or an
+    ``hf://org/name[@revision]`` repo into the Hugging Face cache; return the folder.
+
+    Afterwards ``weights=<tag>`` and ``keras.saving.load_model`` work offline
+    (``HF_HUB_OFFLINE=1``) with the same ``HF_HOME``.
+    """
+    from huggingface_hub import snapshot_download
+
+    if name.startswith(HF_PREFIX):
+        ref = parse_hf_ref(name)
+        return Path(snapshot_download(ref.repo_id, revision=ref.revision, token=token))
+    cfg = get_pretrained_cfg(name)
+    folder = Path(snapshot_download(cfg.hf_hub_id, revision=cfg.revision, token=token))
+    if not (folder / cfg.file_name).is_file():
+        raise ValueError(
+            f"{cfg.hf_hub_id}@{cfg.revision or 'main'} has no {cfg.file_name}; check the "
+            f"registered config of {cfg.weight_id}."
+        )
+    check_sha256(folder / cfg.file_name, cfg, "downloaded", evict=True)
+    return folder
+
+
+def load_model(ref: str, **kwargs: Any) -> keras.Model:
+    """``keras.saving.load_model`` for ``hf://org/name[@revision]`` (Keras itself takes
+    no revision) or a local save folder; ``kwargs`` go to Keras (``compile``, ...)."""
+    from huggingface_hub import snapshot_download
+
+    if ref.startswith(HF_PREFIX):
+        parsed = parse_hf_ref(ref)
+        ref = snapshot_download(parsed.repo_id, revision=parsed.revision, library_name="keras")
+    return keras.saving.load_model(ref, **kwargs)

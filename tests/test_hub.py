@@ -1,0 +1,292 @@
+"""Zoo folders, publishing and pulling, and resolving registered weights through the HF
+cache, ``zoo/`` and the Hub, against the Hub-protocol server of ``tests.hub_server``
+(the real huggingface_hub client; nothing mocked)."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from pathlib import Path
+
+import keras
+import numpy as np
+import pytest
+from huggingface_hub import (
+    ModelCard,
+    constants,
+    hf_hub_download,
+    snapshot_download,
+    try_to_load_from_cache,
+)
+
+import keras_gated as kg
+from keras_gated import hub as kg_hub
+from keras_gated.cli import main
+from keras_gated.weights import (
+    ChecksumError,
+    PretrainedCfg,
+    WeightsNotFoundError,
+    pretrained_cfgs_overlay,
+    resolve_pretrained_file,
+    sha256_of,
+)
+from tests.helpers import images, to_numpy
+from tests.hub_fixtures import flip_one_byte, go_offline, hf_home, hub, trained_ish  # noqa: F401
+
+WEIGHT_ID = "gresnet8.cifar10"
+REPO = f"keras-gated/{WEIGHT_ID}"
+METRICS = {"test_accuracy": 0.4375, "split": "test", "num_examples": 16}
+ZOO_FILES = {
+    "config.json",
+    "metadata.json",
+    "model.weights.h5",
+    "README.md",
+    "metrics.json",
+    "training_log.csv",
+}
+X = images(4, seed=11)
+
+
+def predict(model: keras.Model) -> np.ndarray:
+    return to_numpy(model(X, training=False))
+
+
+def write_zoo(model: keras.Model, folder: Path, **overrides) -> Path:
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    log = folder.parent / "log.csv"
+    log.write_text("epoch,loss,accuracy\n0,2.30,0.10\n1,2.10,0.20\n")
+    arguments = {
+        "weight_id": WEIGHT_ID,
+        "metrics": METRICS,
+        "recipe": "test recipe: random perturbation of the initial weights",
+        "command": "python -m training.train --recipe test",
+        "dataset_note": "16 synthetic images; not CIFAR-10",
+        "training_log": log,
+        **overrides,
+    }
+    return kg_hub.save_zoo_folder(model, folder, **arguments)
+
+
+def publish(folder: Path, capsys) -> str:
+    """`keras-gated publish`; returns the printed commit id."""
+    assert main(["publish", str(folder), "--repo-id", REPO]) == 0
+    out = capsys.readouterr().out
+    return re.search(r"^commit: ([0-9a-f]{40})$", out, re.M).group(1)
+
+
+@pytest.fixture
+def published(hub, tmp_path, capsys):  # noqa: F811
+    """A 'trained' GResNet(8) published once: (model, zoo folder, commit id, config)."""
+    model = trained_ish(kg.GResNet(8), seed=1)
+    folder = write_zoo(model, tmp_path / "zoo_src" / WEIGHT_ID)
+    commit = publish(folder, capsys)
+    cfg = kg_hub.pretrained_cfg_from_folder(folder, revision=commit)
+    return model, folder, commit, cfg
+
+
+# ------------------------------------------------------------------------- zoo folders
+
+
+def test_zoo_folder_holds_exactly_the_hub_files(tmp_path):
+    model = trained_ish(kg.GResNet(8), seed=1)
+    folder = write_zoo(model, tmp_path / WEIGHT_ID)
+    assert {p.name for p in folder.iterdir()} == ZOO_FILES
+    assert json.loads((folder / "metrics.json").read_text()) == {
+        **METRICS,
+        "dataset": "16 synthetic images; not CIFAR-10",
+        "command": "python -m training.train --recipe test",
+    }
+    assert sorted(kg_hub.check_zoo_folder(folder)) == sorted(ZOO_FILES)
+    np.testing.assert_array_equal(predict(keras.saving.load_model(folder)), predict(model))
+
+    with pytest.raises(ValueError, match="not empty; pass overwrite=True"):
+        write_zoo(model, folder)
+    with pytest.raises(ValueError, match="a fraction in"):
+        write_zoo(model, tmp_path / "percent", metrics={**METRICS, "test_accuracy": 43.75})
+    with pytest.raises(ValueError, match="'predictions' head"):
+        write_zoo(kg.GResNet(8, include_top=False), tmp_path / "headless")
+    (folder / "notes.txt").write_text("not for the Hub")
+    with pytest.raises(ValueError, match=r"unexpected \['notes.txt'\]"):
+        kg_hub.check_zoo_folder(folder)
+
+
+def test_config_from_folder_round_trips_as_source(tmp_path):
+    folder = write_zoo(trained_ish(kg.GResNet(8), seed=1), tmp_path / WEIGHT_ID)
+    cfg = kg_hub.pretrained_cfg_from_folder(folder, revision="a" * 40)
+    assert cfg.sha256 == sha256_of(folder / "model.weights.h5")
+    assert (cfg.classes, cfg.input_shape, cfg.class_names[3]) == (10, (32, 32, 3), "cat")
+    assert cfg.metrics == METRICS and cfg.command == "python -m training.train --recipe test"
+    assert "mean=(125.3, 123.0, 113.9)" in cfg.preprocessing
+    assert eval(kg_hub.format_pretrained_cfg(cfg), {"PretrainedCfg": PretrainedCfg}) == cfg
+
+
+# ---------------------------------------------------------------- publishing and loading
+
+
+def test_publish_then_load_by_tag_by_hf_ref_and_with_keras(published):
+    model, folder, commit, cfg = published
+    expected = predict(model)
+    snapshot = Path(snapshot_download(REPO, revision=commit))
+    assert {p.name for p in snapshot.iterdir()} == ZOO_FILES | {".gitattributes"}
+
+    with pretrained_cfgs_overlay(cfg):  # empty cache, no zoo/ copy: a Hub download
+        np.testing.assert_array_equal(predict(kg.GResNet(8, weights="cifar10")), expected)
+    np.testing.assert_array_equal(predict(kg.GResNet(8, weights=f"hf://{REPO}@{commit}")), expected)
+    np.testing.assert_array_equal(predict(keras.saving.load_model(f"hf://{REPO}")), expected)
+
+
+def test_two_publishes_are_two_revisions(published, tmp_path, capsys):
+    first, folder, first_commit, first_cfg = published
+    second = trained_ish(kg.GResNet(8), seed=2)
+    write_zoo(second, folder, overwrite=True)
+    second_commit = publish(folder, capsys)
+    assert second_commit != first_commit
+
+    np.testing.assert_array_equal(predict(kg.GResNet(8, weights=f"hf://{REPO}")), predict(second))
+    np.testing.assert_array_equal(predict(keras.saving.load_model(f"hf://{REPO}")), predict(second))
+    pinned = kg.GResNet(8, weights=f"hf://{REPO}@{first_commit}")
+    np.testing.assert_array_equal(predict(pinned), predict(first))
+    np.testing.assert_array_equal(
+        predict(kg_hub.load_model(f"hf://{REPO}@{first_commit}")), predict(first)
+    )
+
+    # The first config, unpinned, now gets the second file from main: refused, not kept.
+    unpinned = PretrainedCfg(**{**vars(first_cfg), "revision": None})
+    with pretrained_cfgs_overlay(unpinned), pytest.raises(ChecksumError) as error:
+        kg.GResNet(8, weights="cifar10")
+    assert first_cfg.sha256 in str(error.value)
+    assert sha256_of(folder / "model.weights.h5") in str(error.value)
+    assert try_to_load_from_cache(REPO, "model.weights.h5") is None
+
+
+def test_published_card_parses_and_carries_the_accuracy(published):
+    _, _, commit, _ = published
+    card = ModelCard.load(hf_hub_download(REPO, "README.md", revision=commit))
+    metrics = json.loads(Path(hf_hub_download(REPO, "metrics.json", revision=commit)).read_text())
+    data = card.data
+    assert (data.library_name, data.license, data.datasets) == ("keras", "apache-2.0", ["cifar10"])
+    assert "keras-gated" in data.tags
+    [result] = data.eval_results
+    assert (result.metric_type, result.dataset_split) == ("accuracy", "test")
+    assert result.metric_value == metrics["test_accuracy"] == METRICS["test_accuracy"]
+    assert "python -m training.train --recipe test" in card.text
+    assert "not CIFAR-10" in card.text and 'keras.saving.load_model("hf://' in card.text
+
+
+def test_hf_token_is_sent(published, hub, monkeypatch):  # noqa: F811
+    monkeypatch.setenv("HF_TOKEN", "hf_test_token")
+    start = len(hub.state.requests)
+    kg.GResNet(8, weights=f"hf://{REPO}")
+    sent = {auth for _, _, auth in hub.state.requests[start:]}
+    assert sent == {"Bearer hf_test_token"}
+
+
+# ------------------------------------------------------------- cache, zoo/, offline use
+
+
+def test_pull_fills_the_cache_for_offline_use(published, hub, monkeypatch, capsys):  # noqa: F811
+    model, _, commit, cfg = published
+    with pretrained_cfgs_overlay(cfg):
+        assert main(["pull", WEIGHT_ID]) == 0
+        snapshot = (
+            Path(constants.HF_HUB_CACHE)
+            / "models--keras-gated--gresnet8.cifar10"
+            / "snapshots"
+            / commit
+        )
+        assert {p.name for p in snapshot.iterdir()} == ZOO_FILES | {".gitattributes"}
+        assert str(snapshot) in capsys.readouterr().out
+
+        go_offline(monkeypatch)
+        requests = len(hub.state.requests)
+        start = time.perf_counter()
+        resolve_pretrained_file(cfg)
+        assert time.perf_counter() - start < 1.0
+        np.testing.assert_array_equal(predict(kg.GResNet(8, weights="cifar10")), predict(model))
+        np.testing.assert_array_equal(
+            predict(kg_hub.load_model(f"hf://{REPO}@{commit}")), predict(model)
+        )
+        assert len(hub.state.requests) == requests  # not one request
+
+        # Online but the Hub unreachable (closed port): the cache comes first, no retries.
+        monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+        monkeypatch.setattr(constants, "ENDPOINT", "http://127.0.0.1:9")
+        start = time.perf_counter()
+        np.testing.assert_array_equal(predict(kg.GResNet(8, weights="cifar10")), predict(model))
+        assert time.perf_counter() - start < 5.0  # huggingface_hub's retries would take 23 s
+
+
+def test_offline_without_cache_or_zoo_names_every_source(published, hub, monkeypatch):  # noqa: F811
+    _, _, _, cfg = published
+    go_offline(monkeypatch)
+    requests = len(hub.state.requests)
+    with pretrained_cfgs_overlay(cfg), pytest.raises(WeightsNotFoundError) as error:
+        kg.GResNet(8, weights="cifar10")
+    message = str(error.value)
+    for expected in (
+        "HF_HUB_OFFLINE",
+        REPO,
+        "1. Hugging Face cache",
+        "2. zoo/ copy",
+        "3. Hub download",
+        f"keras-gated pull {WEIGHT_ID}",
+    ):
+        assert expected in message
+    assert len(hub.state.requests) == requests
+
+
+def test_missing_repo_or_revision_falls_through_to_one_error(published):
+    _, _, _, cfg = published
+    missing_repo = PretrainedCfg(**{**vars(cfg), "hf_hub_id": "keras-gated/nothing.cifar10"})
+    missing_revision = PretrainedCfg(**{**vars(cfg), "revision": "f" * 40})
+    for bad, reason in (
+        (missing_repo, "RepositoryNotFoundError"),
+        (missing_revision, "RevisionNotFoundError"),
+    ):
+        with (
+            pretrained_cfgs_overlay(bad),
+            pytest.raises(WeightsNotFoundError, match=reason) as error,
+        ):
+            kg.GResNet(8, weights="cifar10")
+        assert "HF_HUB_OFFLINE" not in str(error.value)
+
+
+def test_tampered_cache_copy_is_refused_and_deleted(published, capsys):
+    model, _, commit, cfg = published
+    with pretrained_cfgs_overlay(cfg):
+        assert main(["pull", WEIGHT_ID]) == 0
+        cached = Path(try_to_load_from_cache(REPO, "model.weights.h5", revision=commit))
+        blob = cached.resolve()
+        flip_one_byte(cached)
+        bad_sha = sha256_of(cached)
+        with pytest.raises(ChecksumError) as error:
+            kg.GResNet(8, weights="cifar10")
+        for expected in (str(cached), bad_sha, cfg.sha256):
+            assert expected in str(error.value)
+        assert not cached.exists() and not blob.exists()
+        # The next load downloads a good copy again.
+        np.testing.assert_array_equal(predict(kg.GResNet(8, weights="cifar10")), predict(model))
+
+
+def test_zoo_copy_is_used_offline_and_a_tampered_one_refused(published, monkeypatch, tmp_path):
+    model, folder, _, cfg = published
+    go_offline(monkeypatch)
+    zoo_copy = Path(kg.weights.zoo_dir()) / WEIGHT_ID / "model.weights.h5"
+    zoo_copy.parent.mkdir(parents=True)
+    zoo_copy.write_bytes((folder / "model.weights.h5").read_bytes())
+    with pretrained_cfgs_overlay(cfg):
+        assert resolve_pretrained_file(cfg) == zoo_copy
+        np.testing.assert_array_equal(predict(kg.GResNet(8, weights="cifar10")), predict(model))
+        flip_one_byte(zoo_copy)
+        with pytest.raises(ChecksumError) as error:
+            kg.GResNet(8, weights="cifar10")
+    for expected in (str(zoo_copy), sha256_of(zoo_copy), cfg.sha256, "not used"):
+        assert expected in str(error.value)
+
+
+def test_pull_errors_exit_nonzero(hub, capsys):  # noqa: F811
+    assert main(["pull", "gresnet8.nothing"]) == 2
+    assert "No released weights 'gresnet8.nothing'" in capsys.readouterr().err
+    assert main(["pull", "hf://keras-gated/nothing"]) == 1
+    assert "RepositoryNotFoundError" in capsys.readouterr().err
