@@ -1,4 +1,5 @@
-"""The ``keras-gated`` command line: ``list``, ``info``, ``publish`` and ``pull``."""
+"""The ``keras-gated`` command line: ``list``, ``info``, ``demo``, ``evaluate``, ``publish``
+and ``pull``."""
 
 from __future__ import annotations
 
@@ -43,6 +44,12 @@ def _cmd_info(args: argparse.Namespace) -> int:
         print(f"trainable parameters: {trainable:,}")
     tags = [tag] if tag else tags_for(arch)
     print(f"released weights: {', '.join(f'{arch}.{t}' for t in tags) or 'none yet'}")
+    from keras_gated.planned import PLANNED
+
+    for planned in PLANNED.values():
+        if planned.arch == arch and tag in (None, planned.dataset):
+            print(f"planned weights: {planned.weight_id} (not trainable on this project's "
+                  f"CPU machines): {planned.command()}; expect {planned.expect}")
     for t in tags:
         cfg = get_pretrained_cfg(f"{arch}.{t}")
         print(f"  {cfg.weight_id}:")
@@ -75,6 +82,23 @@ def _cmd_pull(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_demo(args: argparse.Namespace) -> int:
+    from keras_gated.evaluation import run_demo
+
+    run_demo(weights=args.weights)
+    return 0
+
+
+def _cmd_evaluate(args: argparse.Namespace) -> int:
+    from keras_gated.evaluation import evaluate
+
+    result = evaluate(args.name, args.weights, args.dataset, batch_size=args.batch_size)
+    print(f"{result['model']} (weights {result['weights']}) on {result['dataset']}, "
+          f"{result['split']} split, {result['num_examples']} images")
+    print(f"test accuracy: {result['test_accuracy']:.4f}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="keras-gated",
@@ -90,6 +114,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("name", help="model name or weight id (gresnet20, gresnet20.cifar10)")
     p.add_argument("--params", action="store_true", help="build it and count parameters")
     p.set_defaults(func=_cmd_info)
+    p = sub.add_parser("demo", help="classify bundled CIFAR-10 images with gresnet20.cifar10")
+    p.add_argument("--weights", default="cifar10", help="tag, file or hf:// reference")
+    p.set_defaults(func=_cmd_demo)
+    p = sub.add_parser("evaluate", help="test accuracy of weights on a data set's test split")
+    p.add_argument("name", help="model name (gresnet20)")
+    p.add_argument("--weights", required=True, help="tag (cifar10), weights file, folder or hf://")
+    p.add_argument("--dataset", required=True, help="data tag (cifar10, fashion_mnist) or folder")
+    p.add_argument("--batch-size", type=int, default=256)
+    p.set_defaults(func=_cmd_evaluate)
     p = sub.add_parser("publish", help="upload a zoo/<weight id> folder to the Hub")
     p.add_argument("folder", help="a folder written by keras_gated.hub.save_zoo_folder")
     p.add_argument("--repo-id", default=None, help="ORG/NAME (default: keras-gated/<weight id>)")

@@ -114,8 +114,15 @@ def model_card(
     class_names: Sequence[str],
     preprocessing: str,
     extra: Mapping[str, Any] | None = None,
+    notes: str = "",
 ) -> str:
-    """The README.md model card of a zoo folder (front matter + markdown body)."""
+    """The README.md model card of a zoo folder (front matter + markdown body).
+
+    ``metrics`` entries ``epochs``, ``backend``, ``strategy``, ``hardware``,
+    ``wall_time_s`` and ``keras_version`` (written by ``training.train``) become the
+    card's "Training run" section; ``notes`` (markdown) its "Notes" section, e.g. the
+    comparison with the paper's number.
+    """
     from huggingface_hub import EvalResult, ModelCardData
 
     arch, _, tag = weight_id.partition(".")
@@ -152,6 +159,7 @@ def model_card(
     fields.update(extra or {})
     data = ModelCardData(**fields)
     shape = "×".join(str(s) for s in input_shape)
+    notes_section = f"\n## Notes\n\n{notes.strip()}\n" if notes.strip() else ""
     body = f"""
 # {weight_id}
 
@@ -184,11 +192,16 @@ Reproduce it with:
 {command}
 ```
 
-## Evaluation
+{_run_details(metrics)}## Evaluation
 
 `metrics.json`: test accuracy {accuracy:.4f} on the {metrics["split"]} split
-({metrics["num_examples"]:,} examples).
+({metrics["num_examples"]:,} examples), measured by the training command on the final
+(last-epoch) model. Check it with:
 
+```bash
+keras-gated evaluate {arch} --weights {tag} --dataset {tag}
+```
+{notes_section}
 ## Data caveats
 
 {dataset_note}
@@ -199,6 +212,30 @@ Reproduce it with:
 `metrics.json` and the training log.
 """
     return f"---\n{data.to_yaml()}\n---\n{body}"
+
+
+_RUN_FIELDS = (
+    ("epochs", "epochs"),
+    ("backend", "Keras backend"),
+    ("strategy", "distribution strategy"),
+    ("hardware", "hardware"),
+    ("wall_time_s", "wall time"),
+    ("keras_version", "Keras"),
+)
+
+
+def _run_details(metrics: Mapping[str, Any]) -> str:
+    """The "Training run" section from the run entries of metrics.json (may be empty)."""
+    rows = []
+    for key, label in _RUN_FIELDS:
+        if key in metrics:
+            value = metrics[key]
+            if key == "wall_time_s":
+                value = f"{float(value) / 3600:.2f} h ({float(value):,.0f} s)"
+            rows.append(f"| {label} | {value} |")
+    if not rows:
+        return ""
+    return "## Training run\n\n| | |\n| --- | --- |\n" + "\n".join(rows) + "\n\n"
 
 
 def save_zoo_folder(
@@ -214,6 +251,7 @@ def save_zoo_folder(
     license: str = "apache-2.0",
     class_names: Sequence[str] | None = None,
     extra: Mapping[str, Any] | None = None,
+    notes: str = "",
     overwrite: bool = False,
 ) -> Path:
     """Write ``folder`` with exactly the files that go to the Hub repo of ``weight_id``.
@@ -234,6 +272,7 @@ def save_zoo_folder(
         license: an SPDX-like Hub license id.
         class_names: one per class; default the known names of the weight id's tag.
         extra: additional model-card front-matter entries.
+        notes: markdown for the card's "Notes" section (e.g. the paper comparison).
         overwrite: replace an existing non-empty folder.
 
     Returns:
@@ -286,6 +325,7 @@ def save_zoo_folder(
         class_names=tuple(class_names),
         preprocessing=describe_preprocessing(model),
         extra=extra,
+        notes=notes,
     )
     (folder / CARD_FILE).write_text(card)
     if training_log is not None:

@@ -246,6 +246,10 @@ def validate_weights(arch: str, weights: str | os.PathLike | None) -> None:
         return
     if f"{arch}.{weights}" in _registry() or _local_weights_file(weights) is not None:
         return
+    if os.sep not in weights:
+        from keras_gated.planned import check_not_planned
+
+        check_not_planned(arch, weights)
     if os.sep in weights or weights.endswith((".h5", ".keras")):
         raise ValueError(
             f"`weights`={weights!r} is not a `.weights.h5` file or a Keras save folder "

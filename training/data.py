@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import tensorflow as tf
 
-from training.recipes import Recipe
+from keras_gated.recipes import Recipe
 
 
 def augment(image, recipe: Recipe, seed=None):

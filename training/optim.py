@@ -5,7 +5,7 @@ from __future__ import annotations
 import keras
 
 from keras_gated.gates import gate_variables
-from training.recipes import Recipe
+from keras_gated.recipes import Recipe
 
 
 def _is_bias(variable) -> bool:

@@ -22,7 +22,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from training.recipes import RECIPES
+from keras_gated.recipes import RECIPES
 
 STRATEGY_CHOICES = ("default", "mirrored", "multiworker", "tpu", "dataparallel")
 
@@ -76,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
     from training.data import make_pipeline
     from training.loop import evaluate_and_write_metrics, finished, fit_resumable
     from training.optim import apply_weight_decay, make_optimizer
-    from training.recipes import default_recipe, get_recipe
+    from keras_gated.recipes import default_recipe, get_recipe
 
     backend = keras.backend.backend()
     entry = get_model_entry(args.model)

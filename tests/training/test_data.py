@@ -6,7 +6,7 @@ import numpy as np
 import tensorflow as tf
 
 from training.data import augment, make_pipeline
-from training.recipes import get_recipe
+from keras_gated.recipes import get_recipe
 
 
 def _ds(n=10, shape=(8, 8, 3)):

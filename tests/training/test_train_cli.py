@@ -14,7 +14,8 @@ import keras
 import pytest
 
 from tests.helpers import make_image_folder
-from training import recipes, train
+from keras_gated import recipes
+from training import train
 
 ROOT = Path(__file__).resolve().parents[2]
 

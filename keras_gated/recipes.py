@@ -172,6 +172,24 @@ HIGHWAY_CIFAR = _add(Recipe(
     "biases have decay_mult 0. Dropout is part of the architecture.",
 ))
 
+IMAGENET_RESNET = _add(Recipe(
+    name="imagenet_resnet",
+    table="Greff et al. 2017 Table 1b: 50-layer Highway vs ResNet on ImageNet (fb.resnet.torch)",
+    epochs=90,
+    batch_size=256,
+    optimizer="sgd",
+    learning_rate=0.1,
+    momentum=0.9,
+    nesterov=True,
+    lr_boundaries=(1 / 3, 2 / 3),
+    lr_decay=0.1,
+    weight_decay=1e-4,
+    decay="all",
+    flip=True,
+    notes="fb.resnet.torch ImageNet defaults (x0.1 every 30 epochs). Its scale augmentation "
+    "(random-resized crops, colour jitter) is not implemented in training/data.py: planned.",
+))
+
 FINETUNE = _add(Recipe(
     name="finetune",
     table="fine-tuning (no paper table): a new head on a pretrained backbone",
@@ -194,6 +212,7 @@ DEFAULT_RECIPE_BY_FAMILY = {
     "wide_resnet": "wrn_cifar",
     "gwide_resnet": "wrn_cifar",
     "highway_net": "highway_cifar",
+    "imagenet": "imagenet_resnet",
 }
 
 

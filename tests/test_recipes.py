@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from training.optim import learning_rate_schedule, make_optimizer
-from training.recipes import RECIPES, default_recipe, get_recipe
+from keras_gated.recipes import RECIPES, default_recipe, get_recipe
 
 
 def test_every_recipe_names_its_table():

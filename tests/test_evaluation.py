@@ -1,0 +1,43 @@
+"""keras-gated evaluate and demo, on weights written here."""
+
+import io
+
+import numpy as np
+
+import keras_gated as kg
+from keras_gated import datasets
+from keras_gated.cli import main
+from keras_gated.evaluation import demo_images, evaluate, run_demo
+from tests.helpers import make_image_folder
+
+
+def test_evaluate_matches_a_manual_count(tmp_path, capsys):
+    folder = make_image_folder(tmp_path / "data", per_class=(4, 15))
+    model = kg.GResNetFC(2)  # the registered gresnetfc2 architecture, 10 classes
+    path = tmp_path / "w.weights.h5"
+    model.save_weights(path)
+    x, y, _ = datasets.load_numpy(str(folder), "test")
+    expected = float(np.mean(model.predict(x.astype("float32"), verbose=0).argmax(1) == y))
+    result = evaluate("gresnetfc2", str(path), str(folder))
+    assert result["num_examples"] == 30
+    assert np.isclose(result["test_accuracy"], expected)
+    assert main(["evaluate", "gresnetfc2", "--weights", str(path), "--dataset", str(folder)]) == 0
+    assert f"test accuracy: {expected:.4f}" in capsys.readouterr().out
+
+
+def test_demo_images_are_bundled_and_decoded():
+    images, labels, names = demo_images()
+    assert images.shape == (20, 32, 32, 3) and images.dtype == np.uint8
+    assert np.bincount(labels).tolist() == [2] * 10 and names[0] == "airplane"
+
+
+def test_demo_prints_top3_and_accuracy(tmp_path):
+    model = kg.GResNet20()
+    path = tmp_path / "g20.weights.h5"
+    model.save_weights(path)
+    out = io.StringIO()
+    accuracy = run_demo(weights=str(path), out=out)
+    lines = out.getvalue().splitlines()
+    assert len([line for line in lines if "-> " in line]) == 20
+    assert all(line.count("%") == 3 for line in lines if "-> " in line)
+    assert f"accuracy on these 20 images: {accuracy:.1%}" in lines[-1]

@@ -1,0 +1,47 @@
+"""Planned checkpoints: a clear error with command, recipe, expected number and an
+estimate from counted MACs; never a weight file."""
+
+import keras
+import pytest
+
+import keras_gated as kg
+from keras_gated.flops import count_macs
+from keras_gated.planned import PLANNED, PlannedWeightsError
+from keras_gated.recipes import get_recipe
+
+
+def test_planned_ids_are_registered_models_with_known_recipes():
+    assert {"gwrn_28_10.cifar10", "gresnet110.cifar10", "highwaynet50.imagenet2012"} <= set(PLANNED)
+    for planned in PLANNED.values():
+        assert kg.is_model(planned.arch)
+        get_recipe(planned.recipe)
+        assert planned.weight_id not in kg.list_models(pretrained=True)
+
+
+def test_asking_for_a_planned_checkpoint_explains_how_to_train_it():
+    with pytest.raises(PlannedWeightsError) as error:
+        kg.GResNet110(weights="cifar10")
+    message = str(error.value)
+    assert "planned, not released" in message
+    assert "python -m training.train --model gresnet110 --dataset cifar10 --recipe preact_cifar" in message
+    assert "SGD(momentum=0.9, nesterov)" in message and "164 epochs" in message
+    assert "6.4 %" in message
+    estimate = PLANNED["gresnet110.cifar10"].compute_estimate()
+    assert estimate.forward_macs == count_macs(kg.GResNet110())
+    assert "estimate:" in message and "GPU-hours" in message
+
+
+@pytest.mark.skipif(keras.backend.backend() != "tensorflow", reason="36 M parameters: TF pass only")
+def test_gwrn_28_10_names_the_paper_number():
+    with pytest.raises(ValueError, match=r"3\.65 %.*Residual Gates") as error:
+        kg.GWideResNet(4, 10, dropout=0.3, weights="cifar10")
+    assert "--recipe wrn_cifar" in str(error.value)
+    assert "5.25 GMACs" in str(error.value) or "5.24 GMACs" in str(error.value)
+
+
+def test_cli_info_lists_planned_weights(capsys):
+    from keras_gated.cli import main
+
+    assert main(["info", "gwrn_28_10"]) == 0
+    out = capsys.readouterr().out
+    assert "planned weights: gwrn_28_10.cifar10" in out and "3.65 %" in out

@@ -1,0 +1,39 @@
+"""python -m training.finetune: pretrained backbone, new head, zoo-style folder."""
+
+import json
+
+import keras
+import numpy as np
+
+import keras_gated as kg
+from tests.helpers import make_image_folder, to_numpy
+from training import finetune
+
+
+def test_finetune_frozen_backbone_new_head_and_zoo_folder(tmp_path):
+    source = kg.GResNetFC(2)  # 10-class "pretrained" weights on 28x28x1
+    weights = tmp_path / "source.weights.h5"
+    source.save_weights(weights)
+    # 3 classes of 20x20 RGB images: adapted to the backbone's 28x28x1 input.
+    folder = make_image_folder(tmp_path / "new_data", shape=(20, 20, 3), per_class=(30, 6), classes=3)
+    out = tmp_path / "run"
+    code = finetune.main(["--model", "gresnetfc2", "--weights", str(weights), "--dataset", str(folder),
+                          "--freeze-backbone", "--epochs", "2", "--batch-size", "16",
+                          "--out", str(out), "--verbose", "0"])
+    assert code == 0
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["num_examples"] == 18 and metrics["freeze_backbone"] is True
+    assert "--freeze-backbone" in metrics["command"]
+
+    zoo = out / "zoo" / "gresnetfc2.new_data"
+    assert {"config.json", "metadata.json", "model.weights.h5", "README.md", "metrics.json"} <= {
+        p.name for p in zoo.iterdir()
+    }
+    tuned = keras.saving.load_model(zoo)
+    assert tuned.get_layer("predictions").units == 3
+    # A frozen backbone is exactly the source's: compare every non-head weight.
+    for layer in source.layers:
+        if layer.name in ("predictions",) or not layer.weights:
+            continue
+        for a, b in zip(layer.weights, tuned.get_layer(layer.name).weights):
+            np.testing.assert_array_equal(to_numpy(a), to_numpy(b))

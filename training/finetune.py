@@ -1,0 +1,151 @@
+"""Fine-tune a pretrained backbone on a new data set and save a zoo-style folder.
+
+    python -m training.finetune --model gresnet20 --weights cifar10 \\
+        --dataset fashion_mnist --epochs 5 --out runs/gresnet20-fmnist
+
+The backbone is built with ``include_top=False, pooling="avg"`` (every pretrained weight
+but the head); a new ``predictions`` Dense for the new data set's classes goes on top,
+so the result keeps the applications head contract. Images that do not match the
+backbone's input (e.g. Fashion-MNIST 28×28×1 for a CIFAR net) are tiled to its channels
+and centre-padded or cropped. ``--freeze-backbone`` trains the head only (BN layers then
+run in inference mode). Outputs as ``training.train`` plus ``<out>/zoo/<name>.<tag>/``,
+the folder ``keras-gated publish`` uploads.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import shlex
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from keras_gated.recipes import RECIPES
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m training.finetune", description=__doc__.split("\n")[0])
+    p.add_argument("--model", required=True, help="registered model name")
+    p.add_argument("--weights", required=True, help="a released tag (cifar10), a .weights.h5 file, a save folder or hf://org/repo[@rev]")
+    p.add_argument("--dataset", required=True, help="data tag, image folder or tfds name")
+    p.add_argument("--freeze-backbone", action="store_true", help="train the new head only")
+    p.add_argument("--recipe", default="finetune", choices=sorted(RECIPES))
+    p.add_argument("--epochs", type=int, help="default: the recipe's (10 for finetune)")
+    p.add_argument("--batch-size", type=int)
+    p.add_argument("--learning-rate", type=float, help="override the recipe's learning rate")
+    p.add_argument("--backend", choices=("tensorflow", "jax", "torch"))
+    p.add_argument("--out", help="output directory (default: runs/<model>-<dataset>-finetune)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--verbose", type=int, default=1, choices=(0, 1, 2))
+    return p
+
+
+def reproduce_command(args: argparse.Namespace, backend: str) -> str:
+    parts = ["python", "-m", "training.finetune", "--model", args.model, "--weights",
+             args.weights, "--dataset", args.dataset]
+    if args.freeze_backbone:
+        parts.append("--freeze-backbone")
+    for flag in ("recipe", "epochs", "batch_size", "learning_rate", "seed"):
+        value = getattr(args, flag)
+        if value is not None and (flag, value) not in (("recipe", "finetune"), ("seed", 0)):
+            parts += [f"--{flag.replace('_', '-')}", str(value)]
+    return f"KERAS_BACKEND={backend} " + shlex.join(parts)
+
+
+def build_finetune_model(name: str, weights: str, classes: int, freeze_backbone: bool):
+    """Pretrained backbone (no head) + a new ``avg_pool`` -> ``predictions`` head."""
+    import keras
+
+    from keras_gated.registry import create_model
+
+    backbone = create_model(name, weights=weights, include_top=False, pooling="avg")
+    if freeze_backbone:
+        backbone.trainable = False
+    outputs = keras.layers.Dense(classes, activation="softmax", name="predictions")(backbone.output)
+    return keras.Model(backbone.inputs, outputs, name=backbone.name), backbone
+
+
+def run(args: argparse.Namespace) -> int:
+    import dataclasses
+
+    import keras
+
+    from keras_gated import datasets
+    from keras_gated.hub import save_zoo_folder
+    from training.data import adapt_images, make_pipeline
+    from training.loop import evaluate_and_write_metrics, finished, fit_resumable
+    from training.optim import apply_weight_decay, make_optimizer
+    from keras_gated.recipes import get_recipe
+
+    backend = keras.backend.backend()
+    recipe = get_recipe(args.recipe).with_epochs(args.epochs)
+    if args.learning_rate is not None:
+        recipe = dataclasses.replace(recipe, learning_rate=args.learning_rate)
+    batch_size = args.batch_size or recipe.batch_size
+    tag = Path(args.dataset).name
+    out = Path(args.out or f"runs/{args.model}-{tag}-finetune")
+    out.mkdir(parents=True, exist_ok=True)
+    if finished(out, recipe.epochs):
+        print(f"{out} is already finished (delete {out / 'metrics.json'} to train again).")
+        return 0
+
+    keras.utils.set_random_seed(args.seed)
+    train_ds, train_info = datasets.load(args.dataset, "train")
+    test_ds, test_info = datasets.load(args.dataset, "test")
+    model, backbone = build_finetune_model(args.model, args.weights, train_info.num_classes,
+                                           args.freeze_backbone)
+    input_shape = tuple(model.inputs[0].shape[1:])
+    if tuple(train_info.image_shape) != input_shape:
+        print(f"[finetune] adapting {train_info.image_shape} images to the backbone's {input_shape}")
+        train_ds, test_ds = adapt_images(train_ds, input_shape), adapt_images(test_ds, input_shape)
+    train = make_pipeline(train_ds, recipe, training=True, batch_size=batch_size,
+                          num_examples=train_info.num_examples, seed=args.seed)
+    test = make_pipeline(test_ds, recipe, training=False, batch_size=batch_size)
+    apply_weight_decay(model, recipe)
+    model.compile(optimizer=make_optimizer(recipe, math.ceil(train_info.num_examples / batch_size)),
+                  loss="sparse_categorical_crossentropy", metrics=["accuracy"])
+    trainable = sum(int(math.prod(v.shape)) for v in model.trainable_weights)
+    print(f"[finetune] {args.model} ({args.weights}) on {args.dataset}: {train_info.num_classes} "
+          f"classes, {trainable:,} trainable parameters"
+          f"{' (backbone frozen)' if args.freeze_backbone else ''}; recipe {recipe.describe()}")
+
+    if not fit_resumable(model, train, test, epochs=recipe.epochs, out=out, verbose=args.verbose,
+                         prefix="[finetune]"):
+        return 1
+    command = reproduce_command(args, backend)
+    metrics = evaluate_and_write_metrics(model, test, test_info, out, {
+        "command": command,
+        "model": args.model,
+        "base_weights": args.weights,
+        "epochs": recipe.epochs,
+        "recipe": recipe.describe(),
+        "freeze_backbone": args.freeze_backbone,
+    })
+    weight_id = f"{args.model}.{tag.replace('-', '_')}"
+    folder = save_zoo_folder(
+        model, out / "zoo" / weight_id, weight_id=weight_id, metrics=metrics,
+        recipe=recipe.describe(), command=command,
+        dataset_note=f"{test_info.note}; fine-tuned from {args.model} weights {args.weights!r}",
+        training_log=out / "log.csv", class_names=list(train_info.class_names), overwrite=True,
+    )
+    print(f"[finetune] test accuracy {metrics['test_accuracy']:.4f} ({test_info.num_examples} "
+          f"images); zoo folder {folder}")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.backend:
+        os.environ["KERAS_BACKEND"] = args.backend
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    try:
+        return run(args)
+    except ValueError as error:
+        print(f"training.finetune: error: {error}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,78 @@
+"""Turn a finished training run into a released zoo folder.
+
+    python -m training.release training/runs/gresnet20.cifar10 [--notes "..."]
+
+Takes the run's final model (``last.keras``, the last epoch, the model ``metrics.json``
+measured), checks that ``keras-gated evaluate``'s own measurement on the real test split
+equals ``metrics.json``, writes ``zoo/<weight id>/`` with ``keras_gated.hub.
+save_zoo_folder`` (Keras save files, model card, metrics.json, training log) and prints
+the ``PretrainedCfg`` entry for ``keras_gated/pretrained_cfgs.py`` (sha256 pinned,
+revision None until published).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+TOLERANCE = 0.001  # 0.1 percentage point
+
+
+def release(run: Path, notes: str = "", zoo: Path = ROOT / "zoo") -> Path:
+    import shutil
+
+    import keras
+
+    import keras_gated  # noqa: F401  (registers the layers)
+    from keras_gated import datasets
+    from keras_gated.evaluation import evaluate
+    from keras_gated.hub import format_pretrained_cfg, pretrained_cfg_from_folder, save_zoo_folder
+
+    metrics = json.loads((run / "metrics.json").read_text())
+    weight_id = run.name
+    arch, _, tag = weight_id.partition(".")
+    if metrics.get("model") != arch:
+        raise ValueError(f"{run} trained {metrics.get('model')!r}, not {arch!r}.")
+    model = keras.saving.load_model(run / "last.keras", compile=False)
+    _, info = datasets.load(tag, "test")
+    folder = save_zoo_folder(
+        model, zoo / weight_id, weight_id=weight_id, metrics=metrics,
+        recipe=metrics["recipe"], command=metrics["command"], dataset_note=info.note,
+        training_log=run / "log.csv", notes=notes, overwrite=True,
+    )
+    # The number published is the one `keras-gated evaluate` reproduces from the folder.
+    measured = evaluate(arch, str(folder), tag)["test_accuracy"]
+    if abs(measured - metrics["test_accuracy"]) > TOLERANCE:
+        shutil.rmtree(folder)
+        raise ValueError(
+            f"`keras-gated evaluate` measures {measured:.4f} on the released folder, "
+            f"metrics.json says {metrics['test_accuracy']:.4f}: not released."
+        )
+    print(f"wrote {folder}: test accuracy {metrics['test_accuracy']:.4f} "
+          f"(keras-gated evaluate: {measured:.4f})")
+    print("add to keras_gated/pretrained_cfgs.py:")
+    print(format_pretrained_cfg(pretrained_cfg_from_folder(folder)))
+    return folder
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m training.release", description=__doc__.split("\n")[0])
+    parser.add_argument("run", type=Path, help="a finished run folder, named by weight id")
+    parser.add_argument("--notes", default="", help="markdown for the card's Notes section")
+    args = parser.parse_args(argv)
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    try:
+        release(args.run, args.notes)
+    except ValueError as error:
+        print(f"training.release: error: {error}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
