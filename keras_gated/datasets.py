@@ -155,6 +155,13 @@ def _fashion_mnist_idx(directory: Path, split: str):
 
 
 # --- image folders ------------------------------------------------------------------------
+def _folder_classes(directory: Path) -> tuple[str, ...]:
+    names = tuple(sorted(d.name for d in directory.iterdir() if d.is_dir()))
+    if not names:
+        raise DatasetNotFoundError(f"{directory} has no class sub-folders.")
+    return names
+
+
 def _image_folder(root: Path, split: str):
     import tensorflow as tf
 
@@ -163,9 +170,14 @@ def _image_folder(root: Path, split: str):
         raise DatasetNotFoundError(
             f"Image folder {root} has no {split!r} split: expected {split_dir}/<class>/<image>."
         )
-    class_names = tuple(sorted(d.name for d in split_dir.iterdir() if d.is_dir()))
-    if not class_names:
-        raise DatasetNotFoundError(f"{split_dir} has no class sub-folders.")
+    class_names = _folder_classes(root / "train" if (root / "train").is_dir() else split_dir)
+    here = _folder_classes(split_dir)
+    if here != class_names:
+        raise ValueError(
+            f"The class folders of {split_dir} ({', '.join(here)}) differ from those of "
+            f"{root / 'train'} ({', '.join(class_names)}): labels would not agree between "
+            "splits. Give every split the same class folders (an empty one is fine)."
+        )
     files, labels = [], []
     for label, name in enumerate(class_names):
         for f in sorted((split_dir / name).iterdir()):
@@ -269,6 +281,28 @@ def load(
             f"{type(error).__name__}: {str(error)[:300]}. To get it: {how}. "
             "Set KERAS_GATED_DATA to a directory holding the local copies."
         ) from error
+
+
+def adapt_images(ds, shape: tuple[int, int, int]):
+    """Fit images to a model's input shape: grey <-> RGB, then centre pad or crop.
+
+    E.g. Fashion-MNIST (28×28×1) for a CIFAR model (32×32×3): tiled to 3 channels and
+    zero-padded by 2 pixels on every side.
+    """
+    import tensorflow as tf
+
+    height, width, channels = shape
+
+    def fit(image, label):
+        if image.shape[-1] == 1 and channels == 3:
+            image = tf.image.grayscale_to_rgb(image)
+        elif image.shape[-1] == 3 and channels == 1:
+            image = tf.cast(tf.image.rgb_to_grayscale(image), image.dtype)
+        elif image.shape[-1] != channels:
+            raise ValueError(f"Cannot adapt {image.shape[-1]}-channel images to {channels} channels.")
+        return tf.image.resize_with_crop_or_pad(image, height, width), label
+
+    return ds.map(fit, num_parallel_calls=tf.data.AUTOTUNE)
 
 
 def load_numpy(tag: str, split: str = "test", **kwargs) -> tuple[np.ndarray, np.ndarray, DatasetInfo]:

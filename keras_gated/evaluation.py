@@ -10,25 +10,46 @@ import numpy as np
 DEMO_WEIGHT_ID = "gresnet20.cifar10"
 
 
+def weights_classes(name: str, weights: str) -> int | None:
+    """The class count of ``weights`` for model ``name``: a released tag's config, or
+    the head stored in a local file or save folder; None when it cannot be read."""
+    from pathlib import Path
+
+    from keras_gated.loading import head_classes
+    from keras_gated.weights import _local_weights_file, get_pretrained_cfg, list_pretrained
+
+    if f"{name}.{weights}" in list_pretrained():
+        return get_pretrained_cfg(f"{name}.{weights}").classes
+    local = _local_weights_file(str(weights))
+    return head_classes(Path(local)) if local is not None else None
+
+
 def evaluate(name: str, weights: str, dataset: str, *, batch_size: int = 256) -> dict:
     """Test accuracy of ``create_model(name, weights=weights)`` on ``dataset``'s test split.
 
     The data goes through the same loader as training (JPEGs decoded bit-identically to
-    PIL); the model normalises internally, so raw pixels go in.
+    PIL) and, when its images differ from the model's input (e.g. a CIFAR backbone
+    fine-tuned on Fashion-MNIST), the same adaptation as ``training.finetune``. The
+    weights' head must have one output per class of the data set.
     """
     import tensorflow as tf
 
     from keras_gated import datasets
     from keras_gated.registry import create_model
 
-    model = create_model(name, weights=weights)
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+        raise ValueError(f"`batch_size` must be a positive integer, got {batch_size!r}.")
     ds, info = datasets.load(dataset, "test")
+    classes = weights_classes(name, weights)
+    if classes is not None and classes != info.num_classes:
+        raise ValueError(
+            f"The weights {weights!r} classify {classes} classes but {dataset!r} has "
+            f"{info.num_classes}: evaluate them on the data set they were trained for."
+        )
+    model = create_model(name, weights=weights, classes=info.num_classes)
     expected = tuple(model.inputs[0].shape[1:])
     if tuple(info.image_shape) != expected:
-        raise ValueError(
-            f"{dataset!r} images are {info.image_shape} but {name} takes {expected}: "
-            "evaluate on the data set the weights were trained for."
-        )
+        ds = datasets.adapt_images(ds, expected)
     model.compile(loss="sparse_categorical_crossentropy", metrics=["accuracy"])
     batches = ds.map(lambda x, y: (tf.cast(x, tf.float32), y)).batch(batch_size)
     _, accuracy = model.evaluate(batches, verbose=0)

@@ -214,6 +214,16 @@ keras-gated evaluate {arch} --weights {tag} --dataset {tag}
     return f"---\n{data.to_yaml()}\n---\n{body}"
 
 
+def _without_training_state(model: keras.Model) -> keras.Model:
+    """The model without optimizer or compile state: a compiled model's save folder would
+    also hold the optimizer's variables in model.weights.h5 (and pin them in its hash)."""
+    if getattr(model, "optimizer", None) is None and not getattr(model, "compiled", False):
+        return model
+    clone = model.__class__.from_config(model.get_config())
+    clone.set_weights(model.get_weights())
+    return clone
+
+
 _RUN_FIELDS = (
     ("epochs", "epochs"),
     ("backend", "Keras backend"),
@@ -307,7 +317,7 @@ def save_zoo_folder(
         shutil.rmtree(folder)
     folder.mkdir(parents=True, exist_ok=True)
 
-    keras.saving.save_model(model, folder, zipped=False)
+    keras.saving.save_model(_without_training_state(model), folder, zipped=False)
     assets = folder / "assets"
     if assets.is_dir() and not any(assets.iterdir()):
         assets.rmdir()  # Keras leaves an empty assets/ when no layer has assets

@@ -54,9 +54,10 @@ def head_classes(path: str | Path) -> int | None:
 
 
 def count_arrays(path: str | Path) -> int:
-    """The number of variable arrays stored in a weight file."""
+    """The number of model variable arrays stored in a weight file (a compiled model's
+    file also holds ``optimizer/`` state, which is not counted)."""
     with h5py.File(path, "r") as h5:
-        return len(_datasets(h5))
+        return sum(1 for name, _ in _datasets(h5) if not name.startswith("optimizer/"))
 
 
 def load_exact(model: keras.Model, path: str | Path, *, origin: str) -> None:

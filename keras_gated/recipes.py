@@ -10,6 +10,10 @@ Weight decay is written as in the reference code: Torch/Caffe ``weight_decay=λ`
 reference decays (``decay="all"``: every weight and bias, BN included; ``"weights"``:
 all but biases, Caffe's ``decay_mult: 0`` on biases) and never a Residual Gate's k unless
 ``decay_gates=True`` (the "k decay" column of Residual Gates Table 3).
+
+Padding before the random crop is ``"constant"`` (zero pixels), ``"reflect"`` (the WRN
+code) or ``"mean"``: the per-channel mean the model normalises with, i.e. the Torch
+references' zero padding of already-normalised images.
 """
 
 from __future__ import annotations
@@ -35,7 +39,7 @@ class Recipe:
     decay: str = "all"  # "all" parameters or "weights" (all but biases)
     decay_gates: bool = False  # also decay Residual Gates' k
     pad: int = 0  # pixels of padding before the random crop (0: no crop)
-    pad_mode: str = "constant"  # "constant" (zeros) or "reflect"
+    pad_mode: str = "constant"  # "constant" (zeros), "reflect", or "mean" (see below)
     flip: bool = False  # random horizontal flips
     dropout: float | None = None  # passed to models that take `dropout`
     notes: str = ""
@@ -116,9 +120,10 @@ PREACT_CIFAR = _add(Recipe(
     weight_decay=1e-4,
     decay="all",
     pad=4,
-    pad_mode="constant",
+    pad_mode="mean",
     flip=True,
-    notes="BN momentum 0.9 (the models' default). 164 epochs as fb.resnet.torch; the "
+    notes="Padding with the normalisation mean = fb.resnet.torch's zero padding of "
+    "normalised images. BN momentum 0.9 (the models' default). 164 epochs as fb.resnet.torch; the "
     "paper divides the LR by 10 at 50 % and 75 % of training.",
 ))
 
@@ -166,7 +171,7 @@ HIGHWAY_CIFAR = _add(Recipe(
     weight_decay=1e-3,
     decay="weights",
     pad=8,
-    pad_mode="constant",
+    pad_mode="mean",
     flip=True,
     notes="Caffe solver: 200k iterations at batch 100 (400 epochs), x0.1 at 100k/150k/175k; "
     "biases have decay_mult 0. Dropout is part of the architecture.",

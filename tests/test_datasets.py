@@ -50,22 +50,41 @@ def test_offline_fashion_mnist():
 
 
 def test_idx_reader(tmp_path):
-    import gzip
-
     data = np.arange(24, dtype=np.uint8).reshape(2, 3, 4)
-    header = bytes([0, 0, 8, 3]) + b"".join(int(n).to_bytes(4, "big") for n in data.shape)
     path = tmp_path / "x-idx3-ubyte.gz"
-    with gzip.open(path, "wb") as f:
-        f.write(header + data.tobytes())
+    _write_idx(path, data)
     np.testing.assert_array_equal(datasets.read_idx(path), data)
 
 
-def test_local_copies_are_searched_in_order(tmp_path, monkeypatch):
-    first = tmp_path / "first"
-    make_image_folder(tmp_path / "unused")  # not a data dir
-    monkeypatch.setenv("KERAS_GATED_DATA", str(first))
-    assert datasets.data_dirs()[0] == first
-    assert datasets.data_dirs()[1] == SHARED
+def _write_idx(path, array):
+    import gzip
+
+    header = bytes([0, 0, 8, array.ndim]) + b"".join(int(n).to_bytes(4, "big") for n in array.shape)
+    with gzip.open(path, "wb") as f:
+        f.write(header + array.tobytes())
+
+
+def test_keras_gated_data_comes_first(tmp_path, monkeypatch):
+    """A copy under $KERAS_GATED_DATA wins over ../shared/data and the others."""
+    mine = tmp_path / "mine" / "fashion-mnist"
+    mine.mkdir(parents=True)
+    for split, n in (("train", 6), ("test", 3)):
+        images, labels = datasets.FASHION_MNIST_FILES[split]
+        _write_idx(mine / images, np.full((n, 28, 28), 7, dtype=np.uint8))
+        _write_idx(mine / labels, np.arange(n, dtype=np.uint8))
+    monkeypatch.setenv("KERAS_GATED_DATA", str(tmp_path / "mine"))
+    assert datasets.data_dirs()[:2] == [tmp_path / "mine", SHARED]
+    x, y, info = datasets.load_numpy("fashion_mnist", "test")
+    assert info.source == str(mine) and x.shape == (3, 28, 28, 1) and y.tolist() == [0, 1, 2]
+
+
+def test_image_folder_splits_must_have_the_same_classes(tmp_path):
+    root = make_image_folder(tmp_path / "f", per_class=(2, 2), classes=3)
+    import shutil
+
+    shutil.rmtree(root / "test" / "class1")
+    with pytest.raises(ValueError, match="differ from those of"):
+        datasets.load(str(root), "test")
 
 
 def test_image_folder(tmp_path):

@@ -3,6 +3,7 @@
 import io
 
 import numpy as np
+import pytest
 
 import keras_gated as kg
 from keras_gated import datasets
@@ -13,7 +14,7 @@ from tests.helpers import make_image_folder
 
 def test_evaluate_matches_a_manual_count(tmp_path, capsys):
     folder = make_image_folder(tmp_path / "data", per_class=(4, 15))
-    model = kg.GResNetFC(2)  # the registered gresnetfc2 architecture, 10 classes
+    model = kg.GResNetFC(2, classes=2)  # the gresnetfc2 architecture with a 2-class head
     path = tmp_path / "w.weights.h5"
     model.save_weights(path)
     x, y, _ = datasets.load_numpy(str(folder), "test")
@@ -23,6 +24,20 @@ def test_evaluate_matches_a_manual_count(tmp_path, capsys):
     assert np.isclose(result["test_accuracy"], expected)
     assert main(["evaluate", "gresnetfc2", "--weights", str(path), "--dataset", str(folder)]) == 0
     assert f"test accuracy: {expected:.4f}" in capsys.readouterr().out
+
+
+def test_evaluate_uses_the_weights_class_count_and_refuses_a_mismatch(tmp_path):
+    folder = make_image_folder(tmp_path / "data", per_class=(4, 5), classes=3)
+    three = kg.GResNetFC(2, classes=3)
+    path = tmp_path / "three.weights.h5"
+    three.save_weights(path)
+    x, y, _ = datasets.load_numpy(str(folder), "test")
+    expected = float(np.mean(three.predict(x.astype("float32"), verbose=0).argmax(1) == y))
+    assert np.isclose(evaluate("gresnetfc2", str(path), str(folder))["test_accuracy"], expected)
+    ten = tmp_path / "ten.weights.h5"
+    kg.GResNetFC(2).save_weights(ten)
+    with pytest.raises(ValueError, match="classify 10 classes but .* has 3"):
+        evaluate("gresnetfc2", str(ten), str(folder))
 
 
 def test_demo_images_are_bundled_and_decoded():

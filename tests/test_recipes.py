@@ -30,7 +30,9 @@ def test_epochs_scale_the_schedule():
     recipe = get_recipe("preact_cifar").with_epochs(40)
     assert recipe.epochs == 40 and recipe.lr_boundary_epochs() == [20.0, 30.0]
     schedule = learning_rate_schedule(recipe, steps_per_epoch=10)
-    lr = [float(keras.ops.convert_to_numpy(schedule(step))) for step in (0, 199, 201, 299, 301, 399)]
+    # 10 steps per epoch, 0-based steps: step 200 is the first batch of epoch 21.
+    steps = (0, 199, 200, 299, 300, 399)
+    lr = [float(keras.ops.convert_to_numpy(schedule(step))) for step in steps]
     np.testing.assert_allclose(lr, [0.1, 0.1, 0.01, 0.01, 0.001, 0.001], rtol=1e-6)
     with pytest.raises(ValueError, match="positive"):
         recipe.with_epochs(0)

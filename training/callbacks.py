@@ -11,35 +11,6 @@ from pathlib import Path
 import keras
 
 
-class ResumableCSVLogger(keras.callbacks.CSVLogger):
-    """CSVLogger for resumed runs: each epoch ends up in the log exactly once.
-
-    On the first ``on_epoch_begin`` of a run, the epoch fit starts from is the one the
-    restored backup has reached; rows of that epoch and later ones (written after the
-    backup was taken, before the kill) are dropped, then the file is opened to append.
-    Put it *before* ``EpochBackup`` in the callback list, so that an epoch's row is
-    written before its backup: a kill between the two then repeats the epoch (and its
-    row is dropped and rewritten) instead of losing the row.
-    """
-
-    def __init__(self, filename: str | Path):
-        super().__init__(str(filename), append=True)
-        self._opened = False
-
-    def on_train_begin(self, logs=None):
-        self._opened = False
-
-    def on_epoch_begin(self, epoch, logs=None):
-        if not self._opened:
-            truncate_log(Path(self.filename), epoch)
-            super().on_train_begin(logs)
-            self._opened = True
-
-    def on_train_end(self, logs=None):
-        if self._opened:
-            super().on_train_end(logs)
-
-
 def read_log(path: Path) -> list[dict]:
     if not path.exists() or path.stat().st_size == 0:
         return []
@@ -94,7 +65,8 @@ class EpochBackup(keras.callbacks.Callback):
     leaves a corrupt backup that the next launch cannot load. Here each epoch is written
     to a new file, then ``latest.json`` is replaced atomically to point at it: whenever
     the process dies, ``latest.json`` names a complete backup. Epochs whose loss went
-    NaN are never backed up. ``restore_backup`` reads it back before ``fit``.
+    NaN are never backed up. ``restore_backup`` reads it back before ``fit``. Put it
+    after the ``CSVLogger`` in the callback list (see ``training.loop.fit_resumable``).
     """
 
     def __init__(self, backup_dir: str | Path, nan_guard: StopOnNaN | None = None):

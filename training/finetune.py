@@ -17,12 +17,12 @@ from __future__ import annotations
 import argparse
 import math
 import os
-import shlex
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 from keras_gated.recipes import RECIPES
+from training.loop import command_line, positive_int
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -32,8 +32,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dataset", required=True, help="data tag, image folder or tfds name")
     p.add_argument("--freeze-backbone", action="store_true", help="train the new head only")
     p.add_argument("--recipe", default="finetune", choices=sorted(RECIPES))
-    p.add_argument("--epochs", type=int, help="default: the recipe's (10 for finetune)")
-    p.add_argument("--batch-size", type=int)
+    p.add_argument("--epochs", type=positive_int, help="default: the recipe's (10 for finetune)")
+    p.add_argument("--batch-size", type=positive_int)
     p.add_argument("--learning-rate", type=float, help="override the recipe's learning rate")
     p.add_argument("--backend", choices=("tensorflow", "jax", "torch"))
     p.add_argument("--out", help="output directory (default: runs/<model>-<dataset>-finetune)")
@@ -43,15 +43,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def reproduce_command(args: argparse.Namespace, backend: str) -> str:
-    parts = ["python", "-m", "training.finetune", "--model", args.model, "--weights",
-             args.weights, "--dataset", args.dataset]
+    parts = ["--model", args.model, "--weights", args.weights, "--dataset", args.dataset]
     if args.freeze_backbone:
         parts.append("--freeze-backbone")
     for flag in ("recipe", "epochs", "batch_size", "learning_rate", "seed"):
         value = getattr(args, flag)
         if value is not None and (flag, value) not in (("recipe", "finetune"), ("seed", 0)):
             parts += [f"--{flag.replace('_', '-')}", str(value)]
-    return f"KERAS_BACKEND={backend} " + shlex.join(parts)
+    return command_line("training.finetune", backend, parts)
 
 
 def build_finetune_model(name: str, weights: str, classes: int, freeze_backbone: bool):
@@ -74,7 +73,8 @@ def run(args: argparse.Namespace) -> int:
 
     from keras_gated import datasets
     from keras_gated.hub import save_zoo_folder
-    from training.data import adapt_images, make_pipeline
+    from keras_gated.datasets import adapt_images
+    from training.data import make_pipeline, normalisation_mean
     from training.loop import evaluate_and_write_metrics, finished, fit_resumable
     from training.optim import apply_weight_decay, make_optimizer
     from keras_gated.recipes import get_recipe
@@ -101,7 +101,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"[finetune] adapting {train_info.image_shape} images to the backbone's {input_shape}")
         train_ds, test_ds = adapt_images(train_ds, input_shape), adapt_images(test_ds, input_shape)
     train = make_pipeline(train_ds, recipe, training=True, batch_size=batch_size,
-                          num_examples=train_info.num_examples, seed=args.seed)
+                          num_examples=train_info.num_examples, seed=args.seed,
+                          pad_fill=normalisation_mean(model))
     test = make_pipeline(test_ds, recipe, training=False, batch_size=batch_size)
     apply_weight_decay(model, recipe)
     model.compile(optimizer=make_optimizer(recipe, math.ceil(train_info.num_examples / batch_size)),
@@ -137,7 +138,7 @@ def run(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    if args.backend:
+    if args.backend:  # before Keras is imported
         os.environ["KERAS_BACKEND"] = args.backend
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     try:

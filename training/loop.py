@@ -4,6 +4,7 @@ last checkpoints, TensorBoard, NaN stop, then ``metrics.json``."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import platform
@@ -13,7 +14,7 @@ from pathlib import Path
 
 import keras
 
-from training.callbacks import EpochBackup, ResumableCSVLogger, StopOnNaN, best_logged, restore_backup
+from training.callbacks import EpochBackup, StopOnNaN, best_logged, restore_backup, truncate_log
 
 
 class WallClock:
@@ -32,10 +33,33 @@ class WallClock:
 
 
 def hardware() -> str:
-    devices = keras.distribution.list_devices()
+    try:
+        devices = keras.distribution.list_devices()
+    except (AttributeError, NotImplementedError, ValueError):  # no keras.distribution on torch
+        devices = []
     accelerators = [d for d in devices if "cpu" not in d.lower()]
     cpu = f"{os.cpu_count()} CPU cores ({platform.machine()})"
     return f"{cpu}; accelerators: {', '.join(accelerators) if accelerators else 'none'}"
+
+
+def positive_int(text: str) -> int:
+    """argparse type: an integer >= 1."""
+    import argparse
+
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {value}")
+    return value
+
+
+def command_line(module: str, backend: str, args: list[str]) -> str:
+    """The exact shell command that reruns ``python -m module args`` on ``backend``."""
+    import shlex
+
+    return f"KERAS_BACKEND={backend} " + shlex.join(["python", "-m", module, *args])
 
 
 def finished(out: Path, epochs: int) -> dict | None:
@@ -49,17 +73,27 @@ def finished(out: Path, epochs: int) -> dict | None:
 
 
 def fit_resumable(model: keras.Model, train, test, *, epochs: int, out: Path, verbose: int,
-                  prefix: str = "[train]") -> bool:
+                  prefix: str = "[train]", scope=None) -> bool:
     """Fit ``model`` (compiled) for ``epochs``, resuming from ``out/backup``.
 
-    Returns False when the loss went NaN (after printing what to do), True otherwise.
+    ``scope``: the distribution strategy's scope, in which the optimizer state of a
+    resumed run is created. Returns False when the loss went NaN (after printing what to
+    do), True otherwise.
     """
+    with scope or contextlib.nullcontext():
+        initial_epoch = restore_backup(model, out / "backup")
+    if initial_epoch:
+        print(f"{prefix} resuming from {out / 'backup'} after epoch {initial_epoch}")
+    log_path = out / "log.csv"
+    # Rows of epochs after the backup (written before a kill) go: each epoch is logged
+    # exactly once. The CSV row of an epoch is written before its backup (callback
+    # order below), so a kill between the two repeats that epoch and rewrites its row.
+    truncate_log(log_path, initial_epoch)
     clock = WallClock(out / "run_state.json")
     nan_guard = StopOnNaN()
-    log_path = out / "log.csv"
     callbacks = [
         nan_guard,
-        ResumableCSVLogger(log_path),  # before the backup: see its docstring
+        keras.callbacks.CSVLogger(str(log_path), append=True),
         EpochBackup(out / "backup", nan_guard),
         keras.callbacks.LambdaCallback(on_epoch_end=lambda epoch, logs: clock.save()),
         keras.callbacks.ModelCheckpoint(out / "last.keras"),
@@ -69,9 +103,6 @@ def fit_resumable(model: keras.Model, train, test, *, epochs: int, out: Path, ve
         ),
         keras.callbacks.TensorBoard(out / "tensorboard"),
     ]
-    initial_epoch = restore_backup(model, out / "backup")
-    if initial_epoch:
-        print(f"{prefix} resuming from {out / 'backup'} after epoch {initial_epoch}")
     model.fit(train, epochs=epochs, initial_epoch=initial_epoch, validation_data=test,
               callbacks=callbacks, verbose=verbose, shuffle=False)  # the pipeline shuffles
     clock.save()

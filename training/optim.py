@@ -47,7 +47,12 @@ def learning_rate_schedule(recipe: Recipe, steps_per_epoch: int):
     """The recipe's learning rate as a Keras schedule over optimizer steps."""
     if not recipe.lr_boundaries:
         return recipe.learning_rate
-    boundaries = [int(round(f * recipe.epochs * steps_per_epoch)) for f in recipe.lr_boundaries]
+    # Keras passes the 0-based iteration count and PiecewiseConstantDecay switches after
+    # `step > boundary`: boundary b - 1 makes step b (the first of epoch b/steps) use
+    # the new rate.
+    boundaries = [
+        int(round(f * recipe.epochs * steps_per_epoch)) - 1 for f in recipe.lr_boundaries
+    ]
     values = [recipe.learning_rate * recipe.lr_decay**i for i in range(len(boundaries) + 1)]
     return keras.optimizers.schedules.PiecewiseConstantDecay(boundaries, values)
 

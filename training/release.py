@@ -29,7 +29,6 @@ def release(run: Path, notes: str = "", zoo: Path = ROOT / "zoo") -> Path:
     import keras
 
     import keras_gated  # noqa: F401  (registers the layers)
-    from keras_gated import datasets
     from keras_gated.evaluation import evaluate
     from keras_gated.hub import format_pretrained_cfg, pretrained_cfg_from_folder, save_zoo_folder
 
@@ -39,10 +38,9 @@ def release(run: Path, notes: str = "", zoo: Path = ROOT / "zoo") -> Path:
     if metrics.get("model") != arch:
         raise ValueError(f"{run} trained {metrics.get('model')!r}, not {arch!r}.")
     model = keras.saving.load_model(run / "last.keras", compile=False)
-    _, info = datasets.load(tag, "test")
     folder = save_zoo_folder(
         model, zoo / weight_id, weight_id=weight_id, metrics=metrics,
-        recipe=metrics["recipe"], command=metrics["command"], dataset_note=info.note,
+        recipe=metrics["recipe"], command=metrics["command"], dataset_note=metrics["dataset"],
         training_log=run / "log.csv", notes=notes, overwrite=True,
     )
     # The number published is the one `keras-gated evaluate` reproduces from the folder.

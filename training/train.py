@@ -17,12 +17,12 @@ from __future__ import annotations
 import argparse
 import math
 import os
-import shlex
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 from keras_gated.recipes import RECIPES
+from training.loop import command_line, positive_int
 
 STRATEGY_CHOICES = ("default", "mirrored", "multiworker", "tpu", "dataparallel")
 
@@ -32,10 +32,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--model", required=True, help="registered model name (keras-gated list)")
     p.add_argument("--dataset", required=True, help="data tag (cifar10, fashion_mnist), image folder or tfds name")
     p.add_argument("--recipe", choices=sorted(RECIPES), help="default: the family's recipe")
-    p.add_argument("--epochs", type=int, help="scale the recipe's schedule to N epochs")
-    p.add_argument("--batch-size", type=int, help="global batch size (default: the recipe's)")
+    p.add_argument("--epochs", type=positive_int, help="scale the recipe's schedule to N epochs")
+    p.add_argument("--batch-size", type=positive_int, help="global batch size (default: the recipe's)")
     p.add_argument("--strategy", default="default", choices=STRATEGY_CHOICES)
-    p.add_argument("--cpu-replicas", type=int, default=None,
+    p.add_argument("--cpu-replicas", type=positive_int, default=None,
                    help="logical CPU devices for mirrored/dataparallel on a CPU-only host")
     p.add_argument("--backend", choices=("tensorflow", "jax", "torch"),
                    help="Keras backend (default: KERAS_BACKEND, else tensorflow)")
@@ -48,14 +48,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 def reproduce_command(args: argparse.Namespace, backend: str) -> str:
     """The exact command line that reproduces this run."""
-    parts = ["python", "-m", "training.train", "--model", args.model, "--dataset", args.dataset]
+    parts = ["--model", args.model, "--dataset", args.dataset]
     for flag in ("recipe", "epochs", "batch_size", "seed"):
         value = getattr(args, flag)
         if value is not None and not (flag == "seed" and value == 0):
             parts += [f"--{flag.replace('_', '-')}", str(value)]
     if args.strategy != "default":
         parts += ["--strategy", args.strategy]
-    return f"KERAS_BACKEND={backend} " + shlex.join(parts)
+    return command_line("training.train", backend, parts)
 
 
 def _model_kwargs(entry, recipe, info) -> dict:
@@ -73,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
     from keras_gated import datasets
     from keras_gated.registry import get_model_entry
     from training import distribute
-    from training.data import make_pipeline
+    from training.data import make_pipeline, normalisation_mean
     from training.loop import evaluate_and_write_metrics, finished, fit_resumable
     from training.optim import apply_weight_decay, make_optimizer
     from keras_gated.recipes import default_recipe, get_recipe
@@ -95,12 +95,6 @@ def run(args: argparse.Namespace) -> int:
     train_ds, train_info = datasets.load(args.dataset, "train")
     test_ds, test_info = datasets.load(args.dataset, "test")
     steps_per_epoch = math.ceil(train_info.num_examples / batch_size)
-    train = make_pipeline(train_ds, recipe, training=True, batch_size=batch_size,
-                          num_examples=train_info.num_examples, seed=args.seed)
-    test = make_pipeline(test_ds, recipe, training=False, batch_size=batch_size)
-    train = distribute.shard_for_workers(train, strategy)
-    test = distribute.shard_for_workers(test, strategy)
-
     with distribute.scope(strategy):
         model = entry.build(**_model_kwargs(entry, recipe, train_info))
         decayed = apply_weight_decay(model, recipe)
@@ -109,12 +103,19 @@ def run(args: argparse.Namespace) -> int:
             loss="sparse_categorical_crossentropy",
             metrics=["accuracy"],
         )
+    train = make_pipeline(train_ds, recipe, training=True, batch_size=batch_size,
+                          num_examples=train_info.num_examples, seed=args.seed,
+                          pad_fill=normalisation_mean(model))
+    test = make_pipeline(test_ds, recipe, training=False, batch_size=batch_size)
+    train = distribute.shard_for_workers(train, strategy)
+    test = distribute.shard_for_workers(test, strategy)
     print(f"[train] {args.model} on {args.dataset} ({train_info.num_examples} train / "
           f"{test_info.num_examples} test), backend {backend}, strategy {args.strategy} "
           f"({distribute.num_replicas(strategy)} replicas)")
     print(f"[train] recipe {recipe.describe()}; {decayed} variables decayed")
 
-    if not fit_resumable(model, train, test, epochs=recipe.epochs, out=out, verbose=args.verbose):
+    if not fit_resumable(model, train, test, epochs=recipe.epochs, out=out, verbose=args.verbose,
+                         scope=distribute.scope(strategy)):
         return 1
     metrics = evaluate_and_write_metrics(model, test, test_info, out, {
         "command": reproduce_command(args, backend),

@@ -19,7 +19,11 @@ import keras
 from keras import ops
 
 from keras_gated.layers.highway import HighwayMerge
-from keras_gated.layers.preact_unit import BOTTLENECK_EXPANSION, he_normal_untruncated
+from keras_gated.layers.preact_unit import (
+    BOTTLENECK_EXPANSION,
+    he_normal_untruncated,
+    strided_output_shape,
+)
 
 PACKAGE = "keras_gated"
 
@@ -129,12 +133,7 @@ class HighwayBottleneck(keras.layers.Layer):
         return self.t_norms[-1].beta
 
     def compute_output_shape(self, input_shape):
-        batch, height, width, _ = input_shape
-
-        def down(size):
-            return None if size is None else -(-size // self.strides)
-
-        return (batch, down(height), down(width), self.filters)
+        return strided_output_shape(input_shape, self.strides, self.filters)
 
     def get_config(self) -> dict:
         return {

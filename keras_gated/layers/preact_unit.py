@@ -46,6 +46,16 @@ def check_block_type(block: str) -> str:
     return block
 
 
+def strided_output_shape(input_shape, strides: int, filters: int) -> tuple:
+    """Output shape of a "same"-padded stride-``strides`` block: ceil(size / strides)."""
+    batch, height, width, _ = input_shape
+
+    def down(size):
+        return None if size is None else -(-size // strides)
+
+    return (batch, down(height), down(width), filters)
+
+
 def zeropad_shortcut(x, filters: int, strides: int):
     """Option-A shortcut: spatial subsample by ``strides``, then zero channels appended."""
     if strides > 1:
@@ -211,12 +221,7 @@ class PreActUnit(keras.layers.Layer):
         return r + shortcut
 
     def compute_output_shape(self, input_shape):
-        batch, height, width, _ = input_shape
-
-        def down(size):  # "same" padding: ceil(size / strides)
-            return None if size is None else -(-size // self.strides)
-
-        return (batch, down(height), down(width), self.filters)
+        return strided_output_shape(input_shape, self.strides, self.filters)
 
     def get_config(self) -> dict:
         return {

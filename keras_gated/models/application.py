@@ -79,6 +79,11 @@ def resolve_input_shape(
     spec: InputSpec, input_shape: Sequence[int | None] | None, input_tensor: Any
 ) -> tuple[int | None, ...]:
     """The input shape (without batch), checked against the family's downsampling."""
+    if input_tensor is not None and not keras.backend.is_keras_tensor(input_tensor):
+        raise ValueError(
+            "`input_tensor` must be a Keras tensor (e.g. from keras.Input(...) or another "
+            f"model's output), got {type(input_tensor).__name__}."
+        )
     if input_tensor is not None:
         shape = tuple(keras.ops.shape(input_tensor)[1:])
         if input_shape is not None and tuple(input_shape) != shape:
@@ -163,12 +168,9 @@ def build_application(
     if input_tensor is None:
         inputs = keras.Input(shape=shape, name="images")
         x = inputs
-    elif keras.backend.is_keras_tensor(input_tensor):
+    else:
         inputs = keras.utils.get_source_inputs(input_tensor)
         x = input_tensor
-    else:
-        inputs = keras.Input(tensor=input_tensor, shape=shape, name="images")
-        x = inputs
 
     if include_preprocessing:
         x = preprocessing_layer(spec, shape[-1] if spec.spatial else 1)(x)

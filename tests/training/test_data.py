@@ -32,7 +32,7 @@ def test_train_pipeline_shuffles_and_keeps_every_example():
 
 def test_reflect_pad_crop_stays_inside_the_reflected_image():
     recipe = dataclasses.replace(get_recipe("wrn_cifar"), flip=False)
-    image = tf.cast(tf.reshape(tf.range(64), (8, 8, 1)), tf.uint8)
+    image = tf.cast(tf.reshape(tf.range(64), (8, 8, 1)), tf.float32)
     padded = tf.pad(image, [[4, 4], [4, 4], [0, 0]], mode="REFLECT").numpy()
     windows = {padded[i:i + 8, j:j + 8].tobytes() for i in range(9) for j in range(9)}
     outputs = set()
@@ -43,8 +43,26 @@ def test_reflect_pad_crop_stays_inside_the_reflected_image():
     assert len(outputs) > 1  # the crop is random
 
 
+def test_mean_padding_fills_the_border_with_the_normalisation_mean():
+    recipe = dataclasses.replace(get_recipe("preact_cifar"), flip=False)
+    assert recipe.pad_mode == "mean"
+    image = tf.fill((8, 8, 3), 7.0)
+    fill = [10.0, 20.0, 30.0]
+    outs = [augment(image, recipe, fill).numpy() for _ in range(20)]
+    values = {tuple(px) for out in outs for px in out.reshape(-1, 3).tolist()}
+    assert values <= {(7.0, 7.0, 7.0), (10.0, 20.0, 30.0)} and (10.0, 20.0, 30.0) in values
+
+
+def test_normalisation_mean_is_read_from_the_model():
+    import keras_gated as kg
+    from training.data import normalisation_mean
+
+    np.testing.assert_allclose(normalisation_mean(kg.GResNet(8)), [125.3, 123.0, 113.9], rtol=1e-6)
+    assert normalisation_mean(kg.PlainNet(2)) == 0.0
+
+
 def test_flip_only():
     recipe = dataclasses.replace(get_recipe("wrn_cifar"), pad=0)
-    image = tf.cast(tf.reshape(tf.range(6), (1, 6, 1)), tf.uint8)
+    image = tf.cast(tf.reshape(tf.range(6), (1, 6, 1)), tf.float32)
     seen = {augment(image, recipe).numpy().ravel().tolist()[0] for _ in range(30)}
     assert seen == {0, 5}

@@ -31,6 +31,11 @@ def test_finetune_frozen_backbone_new_head_and_zoo_folder(tmp_path):
     }
     tuned = keras.saving.load_model(zoo)
     assert tuned.get_layer("predictions").units == 3
+    # The zoo folder is a valid `weights=` and `keras-gated evaluate` reproduces metrics.json.
+    from keras_gated.evaluation import evaluate
+
+    result = evaluate("gresnetfc2", str(zoo), str(folder))
+    assert abs(result["test_accuracy"] - metrics["test_accuracy"]) <= 0.001
     # A frozen backbone is exactly the source's: compare every non-head weight.
     for layer in source.layers:
         if layer.name in ("predictions",) or not layer.weights:

@@ -59,9 +59,10 @@ def test_sigkill_after_first_epoch_then_resume(folder, tmp_path):
     env = {**os.environ, "KERAS_BACKEND": "jax"}
     first = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     log = out / "log.csv"
+    pointer = out / "backup" / "latest.json"
     deadline = time.time() + 240
     while time.time() < deadline and first.poll() is None:
-        if log.exists() and len(_epochs(log)) >= 1:
+        if pointer.exists():  # the first epoch is logged and backed up
             break
         time.sleep(0.02)
     first.send_signal(signal.SIGKILL)
@@ -69,10 +70,17 @@ def test_sigkill_after_first_epoch_then_resume(folder, tmp_path):
     assert first.returncode == -signal.SIGKILL, first.stderr.read().decode()[-2000:]
     killed_at = len(_epochs(log))
     assert 1 <= killed_at < epochs and not (out / "metrics.json").exists()
+    backed_up = json.loads((out / "backup" / "latest.json").read_text())["epoch"]
+    assert backed_up >= 1
+    with log.open() as f:
+        rows_before = list(csv.DictReader(f))[:backed_up]
 
     second = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     assert second.returncode == 0, second.stderr[-3000:]
+    assert f"resuming from {out / 'backup'} after epoch {backed_up}" in second.stdout
     assert _epochs(log) == list(range(epochs))  # every epoch exactly once, full count
+    with log.open() as f:
+        assert list(csv.DictReader(f))[:backed_up] == rows_before  # not retrained
     metrics = json.loads((out / "metrics.json").read_text())
     assert metrics["epochs"] == epochs and metrics["num_examples"] == 40
 
