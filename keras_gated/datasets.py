@@ -162,6 +162,20 @@ def _folder_classes(directory: Path) -> tuple[str, ...]:
     return names
 
 
+def _check_same_size(files: list[str], size: tuple[int, int]) -> None:
+    """Every image must be ``size`` (width, height); PIL reads only the headers."""
+    from PIL import Image
+
+    for f in files:
+        with Image.open(f) as image:
+            if image.size != size:
+                raise ValueError(
+                    f"{f} is {image.size[0]}x{image.size[1]} but {files[0]} is "
+                    f"{size[0]}x{size[1]}: an image folder needs images of one size. "
+                    "Resize them first (e.g. with PIL's Image.resize)."
+                )
+
+
 def _image_folder(root: Path, split: str):
     import tensorflow as tf
 
@@ -187,6 +201,7 @@ def _image_folder(root: Path, split: str):
     if not files:
         raise DatasetNotFoundError(f"No images ({', '.join(IMAGE_EXTENSIONS)}) under {split_dir}.")
     first = decode_image(tf.io.read_file(files[0])).shape
+    _check_same_size(files, (first[1], first[0]))
     ds = tf.data.Dataset.from_tensor_slices((files, np.asarray(labels, "int64")))
 
     def read(path, y):

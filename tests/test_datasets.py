@@ -78,6 +78,16 @@ def test_keras_gated_data_comes_first(tmp_path, monkeypatch):
     assert info.source == str(mine) and x.shape == (3, 28, 28, 1) and y.tolist() == [0, 1, 2]
 
 
+def test_image_folder_with_mixed_sizes_names_the_file(tmp_path):
+    from PIL import Image
+
+    root = make_image_folder(tmp_path / "f", per_class=(2, 1), classes=2)
+    odd = root / "train" / "class1" / "odd.png"
+    Image.new("L", (30, 28)).save(odd)
+    with pytest.raises(ValueError, match="odd.png is 30x28 but .* is 28x28"):
+        datasets.load(str(root), "train")
+
+
 def test_image_folder_splits_must_have_the_same_classes(tmp_path):
     root = make_image_folder(tmp_path / "f", per_class=(2, 2), classes=3)
     import shutil

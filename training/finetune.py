@@ -16,13 +16,10 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from keras_gated.recipes import RECIPES
-from training.loop import command_line, positive_int
+from training.cli import command_line, positive_int, run_main
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -31,7 +28,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--weights", required=True, help="a released tag (cifar10), a .weights.h5 file, a save folder or hf://org/repo[@rev]")
     p.add_argument("--dataset", required=True, help="data tag, image folder or tfds name")
     p.add_argument("--freeze-backbone", action="store_true", help="train the new head only")
-    p.add_argument("--recipe", default="finetune", choices=sorted(RECIPES))
+    p.add_argument("--recipe", default="finetune", help="a recipe of keras_gated/recipes.py")
     p.add_argument("--epochs", type=positive_int, help="default: the recipe's (10 for finetune)")
     p.add_argument("--batch-size", type=positive_int)
     p.add_argument("--learning-rate", type=float, help="override the recipe's learning rate")
@@ -137,15 +134,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    if args.backend:  # before Keras is imported
-        os.environ["KERAS_BACKEND"] = args.backend
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-    try:
-        return run(args)
-    except ValueError as error:
-        print(f"training.finetune: error: {error}", file=sys.stderr)
-        return 2
+    return run_main("training.finetune", build_parser(), run, argv)
 
 
 if __name__ == "__main__":

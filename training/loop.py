@@ -42,26 +42,6 @@ def hardware() -> str:
     return f"{cpu}; accelerators: {', '.join(accelerators) if accelerators else 'none'}"
 
 
-def positive_int(text: str) -> int:
-    """argparse type: an integer >= 1."""
-    import argparse
-
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {value}")
-    return value
-
-
-def command_line(module: str, backend: str, args: list[str]) -> str:
-    """The exact shell command that reruns ``python -m module args`` on ``backend``."""
-    import shlex
-
-    return f"KERAS_BACKEND={backend} " + shlex.join(["python", "-m", module, *args])
-
-
 def finished(out: Path, epochs: int) -> dict | None:
     """The metrics of a run in ``out`` that already finished ``epochs`` epochs."""
     path = out / "metrics.json"

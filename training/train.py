@@ -16,13 +16,10 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from keras_gated.recipes import RECIPES
-from training.loop import command_line, positive_int
+from training.cli import command_line, positive_int, run_main
 
 STRATEGY_CHOICES = ("default", "mirrored", "multiworker", "tpu", "dataparallel")
 
@@ -31,7 +28,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m training.train", description=__doc__.split("\n")[0])
     p.add_argument("--model", required=True, help="registered model name (keras-gated list)")
     p.add_argument("--dataset", required=True, help="data tag (cifar10, fashion_mnist), image folder or tfds name")
-    p.add_argument("--recipe", choices=sorted(RECIPES), help="default: the family's recipe")
+    p.add_argument("--recipe", help="a recipe of keras_gated/recipes.py (default: the family's)")
     p.add_argument("--epochs", type=positive_int, help="scale the recipe's schedule to N epochs")
     p.add_argument("--batch-size", type=positive_int, help="global batch size (default: the recipe's)")
     p.add_argument("--strategy", default="default", choices=STRATEGY_CHOICES)
@@ -129,24 +126,8 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def prepare_environment(args: argparse.Namespace) -> None:
-    """Environment that must be set before Keras/JAX/TF are imported."""
-    if args.backend:
-        os.environ["KERAS_BACKEND"] = args.backend
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-    if args.strategy == "dataparallel" and args.cpu_replicas:
-        flag = f"--xla_force_host_platform_device_count={args.cpu_replicas}"
-        os.environ["XLA_FLAGS"] = f"{os.environ.get('XLA_FLAGS', '')} {flag}".strip()
-
-
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    prepare_environment(args)
-    try:
-        return run(args)
-    except ValueError as error:
-        print(f"training.train: error: {error}", file=sys.stderr)
-        return 2
+    return run_main("training.train", build_parser(), run, argv)
 
 
 if __name__ == "__main__":

@@ -96,3 +96,20 @@ def test_nan_loss_stops_with_a_clear_message(folder, tmp_path, monkeypatch, caps
     assert "loss became NaN" in capsys.readouterr().err
     assert not (out / "metrics.json").exists()
     assert not (out / "backup" / "latest.json").exists()  # no NaN backup
+
+
+@pytest.mark.skipif(keras.backend.backend() != "tensorflow", reason="runs once, in the TF pass")
+def test_backend_flag_is_applied_before_keras_is_imported(folder, tmp_path):
+    cmd = [sys.executable, "-m", "training.train", "--backend", "jax", "--model", "gresnetfc2",
+           "--dataset", str(folder), "--epochs", "1", "--out", str(tmp_path / "run"), "--verbose", "0"]
+    result = subprocess.run(cmd, cwd=ROOT, env={**os.environ, "KERAS_BACKEND": "tensorflow"},
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "backend jax" in result.stdout
+    assert json.loads((tmp_path / "run" / "metrics.json").read_text())["backend"] == "jax"
+
+
+def test_unknown_recipe_is_a_clear_error(folder, tmp_path, capsys):
+    code = train.main(["--model", "gresnetfc2", "--dataset", str(folder), "--recipe", "adam",
+                       "--out", str(tmp_path / "x")])
+    assert code == 2 and "Unknown recipe 'adam'" in capsys.readouterr().err

@@ -1,0 +1,51 @@
+"""Command-line plumbing shared by ``training.train`` and ``training.finetune``.
+
+Nothing here imports Keras: the backend (``--backend``) and device flags must be set in
+the environment before Keras, TensorFlow or JAX are imported.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import sys
+from collections.abc import Callable, Sequence
+
+
+def positive_int(text: str) -> int:
+    """argparse type: an integer >= 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {value}")
+    return value
+
+
+def command_line(module: str, backend: str, args: list[str]) -> str:
+    """The exact shell command that reruns ``python -m module args`` on ``backend``."""
+    return f"KERAS_BACKEND={backend} " + shlex.join(["python", "-m", module, *args])
+
+
+def prepare_environment(args: argparse.Namespace) -> None:
+    """Set what must be set before Keras/TensorFlow/JAX are imported."""
+    if getattr(args, "backend", None):
+        os.environ["KERAS_BACKEND"] = args.backend
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    if getattr(args, "strategy", None) == "dataparallel" and getattr(args, "cpu_replicas", None):
+        flag = f"--xla_force_host_platform_device_count={args.cpu_replicas}"
+        os.environ["XLA_FLAGS"] = f"{os.environ.get('XLA_FLAGS', '')} {flag}".strip()
+
+
+def run_main(prog: str, parser: argparse.ArgumentParser, run: Callable[[argparse.Namespace], int],
+             argv: Sequence[str] | None) -> int:
+    """Parse, prepare the environment, run; a ValueError becomes a message and exit 2."""
+    args = parser.parse_args(argv)
+    prepare_environment(args)
+    try:
+        return run(args)
+    except ValueError as error:
+        print(f"{prog}: error: {error}", file=sys.stderr)
+        return 2
