@@ -16,11 +16,11 @@ def weights_classes(name: str, weights: str) -> int | None:
     from pathlib import Path
 
     from keras_gated.loading import head_classes
-    from keras_gated.weights import _local_weights_file, get_pretrained_cfg, list_pretrained
+    from keras_gated.weights import get_pretrained_cfg, list_pretrained, local_weights_file
 
     if f"{name}.{weights}" in list_pretrained():
         return get_pretrained_cfg(f"{name}.{weights}").classes
-    local = _local_weights_file(str(weights))
+    local = local_weights_file(str(weights))
     return head_classes(Path(local)) if local is not None else None
 
 

@@ -221,7 +221,8 @@ def parse_hf_ref(ref: str) -> HubRef:
     return HubRef(repo_id, revision or None)
 
 
-def _local_weights_file(weights: str) -> Path | None:
+def local_weights_file(weights: str) -> Path | None:
+    """The `.weights.h5` file `weights` names (a file, or a save folder holding one)."""
     path = Path(os.path.expanduser(weights))
     if path.is_dir() and (path / WEIGHTS_FILE).is_file():
         return path / WEIGHTS_FILE
@@ -244,7 +245,7 @@ def validate_weights(arch: str, weights: str | os.PathLike | None) -> None:
     if weights.startswith(HF_PREFIX):
         parse_hf_ref(weights)
         return
-    if f"{arch}.{weights}" in _registry() or _local_weights_file(weights) is not None:
+    if f"{arch}.{weights}" in _registry() or local_weights_file(weights) is not None:
         return
     if os.sep not in weights:
         from keras_gated.planned import check_not_planned
@@ -411,7 +412,7 @@ def resolve_weights_file(arch: str, weights: str | os.PathLike) -> tuple[Path, s
     if f"{arch}.{weights}" in _registry():  # a tag wins over a same-named local folder
         cfg = get_pretrained_cfg(f"{arch}.{weights}")
         return resolve_pretrained_file(cfg), f"weights {cfg.weight_id}"
-    local = _local_weights_file(weights)
+    local = local_weights_file(weights)
     if local is None:
         raise ValueError(f"`weights`={weights!r} is not a tag, a weight file or a save folder.")
     return local, str(local)
