@@ -16,4 +16,7 @@ from __future__ import annotations
 
 from keras_gated.weights import PretrainedCfg
 
-PRETRAINED_CFGS: tuple[PretrainedCfg, ...] = ()
+# Entries are written by `python -m training.release RUN --register`, one block per
+# weight id between its `# >>>` and `# <<<` lines.
+PRETRAINED_CFGS: tuple[PretrainedCfg, ...] = (
+)

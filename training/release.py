@@ -20,10 +20,28 @@ from collections.abc import Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+CFGS_FILE = ROOT / "keras_gated" / "pretrained_cfgs.py"
 TOLERANCE = 0.001  # 0.1 percentage point
 
 
-def release(run: Path, notes: str = "", zoo: Path = ROOT / "zoo") -> Path:
+def register(cfg_source: str, weight_id: str, path: Path = CFGS_FILE) -> None:
+    """Write ``cfg_source`` (a ``PretrainedCfg(...)`` expression) into the shipped
+    registry as the block of ``weight_id``, replacing an older block of the same id."""
+    text = path.read_text()
+    begin, end = f"    # >>> {weight_id}\n", f"    # <<< {weight_id}\n"
+    block = begin + "".join(f"    {line}\n" for line in cfg_source.splitlines())
+    block = block.rstrip("\n") + ",\n" + end
+    if begin in text:
+        start = text.index(begin)
+        text = text[:start] + block + text[text.index(end, start) + len(end):]
+    else:
+        closing = text.rindex("\n)")
+        text = text[:closing + 1] + block + text[closing + 1:]
+    path.write_text(text)
+
+
+def release(run: Path, notes: str = "", zoo: Path = ROOT / "zoo",
+            register_in: Path | None = None) -> Path:
     import shutil
 
     import keras
@@ -53,8 +71,13 @@ def release(run: Path, notes: str = "", zoo: Path = ROOT / "zoo") -> Path:
         )
     print(f"wrote {folder}: test accuracy {metrics['test_accuracy']:.4f} "
           f"(keras-gated evaluate: {measured:.4f})")
-    print("add to keras_gated/pretrained_cfgs.py:")
-    print(format_pretrained_cfg(pretrained_cfg_from_folder(folder)))
+    source = format_pretrained_cfg(pretrained_cfg_from_folder(folder))
+    if register_in is not None:
+        register(source, weight_id, register_in)
+        print(f"registered {weight_id} in {register_in}")
+    else:
+        print("add to keras_gated/pretrained_cfgs.py (or rerun with --register):")
+        print(source)
     return folder
 
 
@@ -62,10 +85,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m training.release", description=__doc__.split("\n")[0])
     parser.add_argument("run", type=Path, help="a finished run folder, named by weight id")
     parser.add_argument("--notes", default="", help="markdown for the card's Notes section")
+    parser.add_argument("--register", action="store_true",
+                        help=f"write the config into {CFGS_FILE.relative_to(ROOT)}")
     args = parser.parse_args(argv)
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     try:
-        release(args.run, args.notes)
+        release(args.run, args.notes, register_in=CFGS_FILE if args.register else None)
     except ValueError as error:
         print(f"training.release: error: {error}", file=sys.stderr)
         return 2
