@@ -15,6 +15,15 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 def _cmd_list(args: argparse.Namespace) -> int:
     from keras_gated.registry import get_model_entry, list_models
 
+    if args.planned:
+        import fnmatch
+
+        from keras_gated.planned import PLANNED
+
+        for weight_id, planned in sorted(PLANNED.items()):
+            if args.pattern is None or fnmatch.fnmatch(weight_id, args.pattern):
+                print(f"{weight_id:<28} planned: {planned.expect}")
+        return 0
     names = list_models(args.pattern, pretrained=args.pretrained)
     for name in names:
         if args.pretrained:
@@ -109,6 +118,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("list", help="list registered models (or released weights)")
     p.add_argument("pattern", nargs="?", default=None, help="fnmatch pattern, e.g. 'gresnet*'")
     p.add_argument("--pretrained", action="store_true", help="list released weight ids")
+    p.add_argument("--planned", action="store_true",
+                   help="list planned checkpoints (need a GPU host to train)")
     p.set_defaults(func=_cmd_list)
     p = sub.add_parser("info", help="show a model or weight id")
     p.add_argument("name", help="model name or weight id (gresnet20, gresnet20.cifar10)")

@@ -58,3 +58,11 @@ def test_cli_info_lists_planned_weights(capsys):
     assert main(["info", "gwrn_28_10"]) == 0
     out = capsys.readouterr().out
     assert "planned weights: gwrn_28_10.cifar10" in out and "3.65 %" in out
+
+
+def test_cli_lists_planned_checkpoints(capsys):
+    from keras_gated.cli import main
+
+    assert main(["list", "--planned", "gwrn*"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("gwrn_28_10.cifar10") and "3.65 %" in lines[0]
