@@ -19,4 +19,22 @@ from keras_gated.weights import PretrainedCfg
 # Entries are written by `python -m training.release RUN --register`, one block per
 # weight id between its `# >>>` and `# <<<` lines.
 PRETRAINED_CFGS: tuple[PretrainedCfg, ...] = (
+    # >>> gresnet20.cifar10
+    PretrainedCfg(
+        weight_id='gresnet20.cifar10',
+        dataset='CIFAR-10, JPEG q75 copy of the standard splits',
+        classes=10,
+        class_names=('airplane', 'automobile', 'bird', 'cat', 'deer', 'dog', 'frog', 'horse', 'ship', 'truck'),
+        input_shape=(32, 32, 3),
+        preprocessing='in-model (x - mean) / std on 0-255 pixels, mean=(125.3, 123.0, 113.9), std=(63.0, 62.1, 66.7)',
+        sha256='9b6e2fd4c8cce90e5b39e0933fdb49a5df599b76ce1d5d9e6ff680537735f670',
+        hf_hub_id='keras-gated/gresnet20.cifar10',
+        revision=None,
+        file_name='model.weights.h5',
+        metrics={'test_accuracy': 0.8654, 'split': 'test', 'num_examples': 10000, 'model': 'gresnet20', 'epochs': 40, 'recipe': 'preact_cifar [Residual Gates §3.2, Table 3 (ResNets): pre-act ResNets, He et al. 2016]: SGD(momentum=0.9, nesterov), lr 0.1 x0.1 at epochs [20.0, 30.0], weight decay 0.0001 (L2 5e-05 on all, k excluded), 40 epochs, batch 128, pad 4 (mean) + random crop, horizontal flip', 'strategy': 'default', 'backend': 'tensorflow', 'hardware': '2 CPU cores (x86_64); accelerators: none', 'wall_time_s': 6125.9, 'keras_version': '3.15.1'},
+        license='apache-2.0',
+        recipe='preact_cifar [Residual Gates §3.2, Table 3 (ResNets): pre-act ResNets, He et al. 2016]: SGD(momentum=0.9, nesterov), lr 0.1 x0.1 at epochs [20.0, 30.0], weight decay 0.0001 (L2 5e-05 on all, k excluded), 40 epochs, batch 128, pad 4 (mean) + random crop, horizontal flip',
+        command='KERAS_BACKEND=tensorflow python -m training.train --model gresnet20 --dataset cifar10 --epochs 40',
+    ),
+    # <<< gresnet20.cifar10
 )

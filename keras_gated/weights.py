@@ -295,6 +295,7 @@ def zoo_dir() -> Path | None:
 def _hf():
     """huggingface_hub, imported on first use (it reads HF_* variables at import)."""
     import huggingface_hub
+    import huggingface_hub.constants  # a submodule: not loaded by the lazy package import
 
     return huggingface_hub
 

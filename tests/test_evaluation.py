@@ -56,3 +56,22 @@ def test_demo_prints_top3_and_accuracy(tmp_path):
     assert len([line for line in lines if "-> " in line]) == 20
     assert all(line.count("%") == 3 for line in lines if "-> " in line)
     assert f"accuracy on these 20 images: {accuracy:.1%}" in lines[-1]
+
+
+@pytest.mark.skipif(
+    "gresnet20.cifar10" not in kg.list_models(pretrained=True), reason="not released"
+)
+def test_readme_demo_runs_in_a_fresh_process():
+    """The README's first command, as a newcomer runs it (nothing preloaded)."""
+    import os
+    import subprocess
+    import sys
+
+    import keras
+
+    if keras.backend.backend() != "tensorflow":
+        pytest.skip("runs once, in the TF pass")
+    result = subprocess.run([sys.executable, "-m", "keras_gated.cli", "demo"], capture_output=True,
+                            text=True, timeout=300, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "accuracy on these 20 images" in result.stdout
