@@ -10,6 +10,10 @@ backbone's input (e.g. Fashion-MNIST 28×28×1 for a CIFAR net) are tiled to its
 and centre-padded or cropped. ``--freeze-backbone`` trains the head only (BN layers then
 run in inference mode). Outputs as ``training.train`` plus ``<out>/zoo/<name>.<tag>/``,
 the folder ``keras-gated publish`` uploads.
+
+``--weights none`` trains the same network from scratch with the same recipe and steps:
+the baseline that shows what the pretrained weights are worth. ``--train-examples N``
+uses the first N training examples (a quick or few-shot run; the test split stays whole).
 """
 
 from __future__ import annotations
@@ -25,9 +29,10 @@ from training.cli import command_line, positive_int, run_main
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m training.finetune", description=__doc__.split("\n")[0])
     p.add_argument("--model", required=True, help="registered model name")
-    p.add_argument("--weights", required=True, help="a released tag (cifar10), a .weights.h5 file, a save folder or hf://org/repo[@rev]")
+    p.add_argument("--weights", required=True, help="a released tag (cifar10), a .weights.h5 file, a save folder, hf://org/repo[@rev], or 'none' (from scratch: the baseline)")
     p.add_argument("--dataset", required=True, help="data tag, image folder or tfds name")
     p.add_argument("--freeze-backbone", action="store_true", help="train the new head only")
+    p.add_argument("--train-examples", type=positive_int, help="use only the first N training examples")
     p.add_argument("--recipe", default="finetune", help="a recipe of keras_gated/recipes.py")
     p.add_argument("--epochs", type=positive_int, help="default: the recipe's (10 for finetune)")
     p.add_argument("--batch-size", type=positive_int)
@@ -43,20 +48,31 @@ def reproduce_command(args: argparse.Namespace, backend: str) -> str:
     parts = ["--model", args.model, "--weights", args.weights, "--dataset", args.dataset]
     if args.freeze_backbone:
         parts.append("--freeze-backbone")
-    for flag in ("recipe", "epochs", "batch_size", "learning_rate", "seed"):
+    for flag in ("train_examples", "recipe", "epochs", "batch_size", "learning_rate", "seed"):
         value = getattr(args, flag)
         if value is not None and (flag, value) not in (("recipe", "finetune"), ("seed", 0)):
             parts += [f"--{flag.replace('_', '-')}", str(value)]
     return command_line("training.finetune", backend, parts)
 
 
+def from_scratch(weights: str) -> bool:
+    return weights.lower() == "none"
+
+
 def build_finetune_model(name: str, weights: str, classes: int, freeze_backbone: bool):
-    """Pretrained backbone (no head) + a new ``avg_pool`` -> ``predictions`` head."""
+    """Pretrained backbone (no head) + a new ``avg_pool`` -> ``predictions`` head.
+
+    ``weights="none"`` gives the same network randomly initialised (the baseline).
+    """
     import keras
 
     from keras_gated.registry import create_model
 
-    backbone = create_model(name, weights=weights, include_top=False, pooling="avg")
+    if from_scratch(weights) and freeze_backbone:
+        raise ValueError("--freeze-backbone with --weights none would train a head on random "
+                         "features; drop one of the two.")
+    backbone = create_model(name, weights=None if from_scratch(weights) else weights,
+                            include_top=False, pooling="avg")
     if freeze_backbone:
         backbone.trainable = False
     outputs = keras.layers.Dense(classes, activation="softmax", name="predictions")(backbone.output)
@@ -91,6 +107,12 @@ def run(args: argparse.Namespace) -> int:
     keras.utils.set_random_seed(args.seed)
     train_ds, train_info = datasets.load(args.dataset, "train")
     test_ds, test_info = datasets.load(args.dataset, "test")
+    if args.train_examples is not None:
+        if args.train_examples > train_info.num_examples:
+            raise ValueError(f"--train-examples {args.train_examples} is more than the "
+                             f"{train_info.num_examples} training examples of {args.dataset}.")
+        train_ds = train_ds.take(args.train_examples)
+        train_info = dataclasses.replace(train_info, num_examples=args.train_examples)
     model, backbone = build_finetune_model(args.model, args.weights, train_info.num_classes,
                                            args.freeze_backbone)
     input_shape = tuple(model.inputs[0].shape[1:])
@@ -120,12 +142,14 @@ def run(args: argparse.Namespace) -> int:
         "epochs": recipe.epochs,
         "recipe": recipe.describe(),
         "freeze_backbone": args.freeze_backbone,
+        "train_examples": train_info.num_examples,
     })
     weight_id = f"{args.model}.{tag.replace('-', '_')}"
     folder = save_zoo_folder(
         model, out / "zoo" / weight_id, weight_id=weight_id, metrics=metrics,
         recipe=recipe.describe(), command=command,
-        dataset_note=f"{test_info.note}; fine-tuned from {args.model} weights {args.weights!r}",
+        dataset_note=(f"{test_info.note}; trained from scratch (baseline)" if from_scratch(args.weights)
+                      else f"{test_info.note}; fine-tuned from {args.model} weights {args.weights!r}"),
         training_log=out / "log.csv", class_names=list(train_info.class_names), overwrite=True,
     )
     print(f"[finetune] test accuracy {metrics['test_accuracy']:.4f} ({test_info.num_examples} "

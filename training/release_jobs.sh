@@ -8,9 +8,16 @@
 # Logs go to $LOG_DIR (outside the repo).
 #
 #   nohup bash training/release_jobs.sh > /dev/null 2>&1 &
+#
+# An optional argument picks the runs of one data set, so that two queues can share the
+# machine (the CIFAR runs use TensorFlow's thread pool, the small FC nets leave cores idle):
+#
+#   nohup bash training/release_jobs.sh cifar10 > /dev/null 2>&1 &
+#   nohup bash training/release_jobs.sh fashion_mnist > /dev/null 2>&1 &
 set -u
 cd "$(dirname "$0")/.."
 LOG_DIR=${LOG_DIR:-../logs}
+ONLY_DATASET=${1:-}
 mkdir -p "$LOG_DIR"
 
 RESNET20_NOTE="He et al. 2016 (*Deep Residual Learning*, CIFAR-10) report **91.25 %** test \
@@ -25,6 +32,9 @@ log() { echo "$(date -u +%FT%TZ) $*" >> "$LOG_DIR/jobs.log"; }
 run() {  # run BACKEND MODEL DATASET EPOCHS [NOTES]
   local backend=$1 model=$2 dataset=$3 epochs=$4 notes=${5:-}
   local id="$model.$dataset"
+  if [ -n "$ONLY_DATASET" ] && [ "$dataset" != "$ONLY_DATASET" ]; then
+    return 0
+  fi
   if grep -q "# >>> $id\$" keras_gated/pretrained_cfgs.py; then
     return 0  # released already
   fi
@@ -34,8 +44,10 @@ run() {  # run BACKEND MODEL DATASET EPOCHS [NOTES]
   local code=$?
   log "exit $code $id"
   [ $code -eq 0 ] || return $code
-  KERAS_BACKEND=$backend python -m training.release "training/runs/$id" --register \
-    --notes "$notes" >> "$LOG_DIR/$id.log" 2>&1 && rm -rf "training/runs/$id/backup"
+  # Two queues may finish at once: serialise the edits of keras_gated/pretrained_cfgs.py.
+  flock "$LOG_DIR/release.lock" env KERAS_BACKEND=$backend python -m training.release \
+    "training/runs/$id" --register --notes "$notes" >> "$LOG_DIR/$id.log" 2>&1 \
+    && rm -rf "training/runs/$id/backup"
   log "release $? $id"
 }
 

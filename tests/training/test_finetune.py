@@ -42,3 +42,29 @@ def test_finetune_frozen_backbone_new_head_and_zoo_folder(tmp_path):
             continue
         for a, b in zip(layer.weights, tuned.get_layer(layer.name).weights):
             np.testing.assert_array_equal(to_numpy(a), to_numpy(b))
+
+
+def test_finetune_from_scratch_baseline_on_the_first_n_examples(tmp_path):
+    folder = make_image_folder(tmp_path / "new_data", shape=(28, 28, 1), per_class=(30, 6), classes=3)
+    out = tmp_path / "scratch"
+    code = finetune.main(["--model", "gresnetfc2", "--weights", "none", "--dataset", str(folder),
+                          "--train-examples", "40", "--epochs", "1", "--batch-size", "16",
+                          "--out", str(out), "--verbose", "0"])
+    assert code == 0
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["train_examples"] == 40 and metrics["num_examples"] == 18
+    assert metrics["base_weights"] == "none"
+    assert "--train-examples 40" in metrics["command"]
+    card = (out / "zoo" / "gresnetfc2.new_data" / "README.md").read_text()
+    assert "trained from scratch" in card
+
+
+def test_finetune_rejects_impossible_requests_with_a_message(tmp_path, capsys):
+    folder = make_image_folder(tmp_path / "new_data", shape=(28, 28, 1), per_class=(5, 2), classes=2)
+    common = ["--model", "gresnetfc2", "--dataset", str(folder), "--epochs", "1", "--verbose", "0"]
+    assert finetune.main(common + ["--weights", "none", "--freeze-backbone",
+                                   "--out", str(tmp_path / "a")]) == 2
+    assert "random features" in capsys.readouterr().err
+    assert finetune.main(common + ["--weights", "none", "--train-examples", "11",
+                                   "--out", str(tmp_path / "b")]) == 2
+    assert "more than the 10 training examples" in capsys.readouterr().err
