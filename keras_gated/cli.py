@@ -56,7 +56,7 @@ def _cmd_info(args: argparse.Namespace) -> int:
     from keras_gated.planned import PLANNED
 
     for planned in PLANNED.values():
-        if planned.arch == arch and tag in (None, planned.dataset):
+        if planned.arch == arch and tag in (None, planned.tag):
             print(f"planned weights: {planned.weight_id} (not trainable on this project's "
                   f"CPU machines): {planned.command()}; expect {planned.expect}")
     for t in tags:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from keras_gated.weight_ids import WeightIdParts
+
 IMAGENET_TRAIN_IMAGES = 1_281_167
 CIFAR_TRAIN_IMAGES = 50_000
 
@@ -18,7 +20,7 @@ class PlannedWeightsError(ValueError):
 
 
 @dataclass(frozen=True)
-class PlannedWeights:
+class PlannedWeights(WeightIdParts):
     weight_id: str
     recipe: str
     epochs: int
@@ -28,19 +30,10 @@ class PlannedWeights:
     strategy: str = "mirrored"
     model_kwargs: dict = field(default_factory=dict)  # as the recipe builds it
     caveat: str = ""  # what is still missing before the command can run
-
-    @property
-    def arch(self) -> str:
-        return self.weight_id.partition(".")[0]
-
-    @property
-    def dataset(self) -> str:
-        return self.weight_id.partition(".")[2]
-
     def command(self) -> str:
         return (
             f"KERAS_BACKEND=tensorflow python -m training.train --model {self.arch} "
-            f"--dataset {self.dataset} --recipe {self.recipe} --epochs {self.epochs} "
+            f"--dataset {self.tag} --recipe {self.recipe} --epochs {self.epochs} "
             f"--strategy {self.strategy} --out runs/{self.weight_id}"
         )
 

@@ -20,6 +20,8 @@ from typing import Any
 
 import keras
 
+from keras_gated.weight_ids import split_weight_id
+
 
 @dataclass(frozen=True)
 class ModelEntry:
@@ -94,12 +96,6 @@ def get_model_entry(name: str) -> ModelEntry:
             f"Unknown model name {name!r}.{hint} `keras_gated.list_models()` (or "
             "`keras-gated list`) shows every registered name."
         ) from None
-
-
-def split_weight_id(name: str) -> tuple[str, str | None]:
-    """``"gresnet20.cifar10"`` -> ``("gresnet20", "cifar10")``; a bare name -> tag None."""
-    arch, _, tag = name.partition(".")
-    return arch, (tag or None)
 
 
 def create_model(name: str, **kwargs: Any) -> keras.Model:

@@ -40,6 +40,8 @@ from typing import Any
 
 import keras
 
+from keras_gated.weight_ids import WeightIdParts
+
 WEIGHTS_FILE = "model.weights.h5"
 HUB_ORG = "keras-gated"
 ZOO_ENV = "KERAS_GATED_ZOO"
@@ -58,7 +60,7 @@ class ChecksumError(ValueError):
 
 
 @dataclass(frozen=True)
-class PretrainedCfg:
+class PretrainedCfg(WeightIdParts):
     """Everything known about one released weight, keyed by weight id ``name.tag``.
 
     Attributes:
@@ -111,16 +113,6 @@ class PretrainedCfg:
         object.__setattr__(self, "input_shape", tuple(self.input_shape))
         if not self.hf_hub_id:
             object.__setattr__(self, "hf_hub_id", f"{HUB_ORG}/{self.weight_id}")
-
-    @property
-    def arch(self) -> str:
-        """The registry name: ``"gresnet20"``."""
-        return self.weight_id.partition(".")[0]
-
-    @property
-    def tag(self) -> str:
-        """The data tag: ``"cifar10"``."""
-        return self.weight_id.partition(".")[2]
 
 
 # ---------------------------------------------------------------------------- registry
