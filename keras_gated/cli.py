@@ -24,10 +24,22 @@ def _cmd_list(args: argparse.Namespace) -> int:
             if args.pattern is None or fnmatch.fnmatch(weight_id, args.pattern):
                 print(f"{weight_id:<28} planned: {planned.expect}")
         return 0
+    if args.markdown:
+        from keras_gated.weights import get_pretrained_cfg, list_pretrained
+        from keras_gated.zoo_index import planned_table, released_table
+
+        print(released_table(get_pretrained_cfg(w) for w in list_pretrained(args.pattern)))
+        print()
+        print(planned_table())
+        return 0
     names = list_models(args.pattern, pretrained=args.pretrained)
     for name in names:
         if args.pretrained:
-            print(name)
+            from keras_gated.weights import get_pretrained_cfg
+
+            cfg = get_pretrained_cfg(name)
+            print(f"{name:<28} {100 * cfg.metrics['test_accuracy']:6.2f} % on {cfg.dataset} "
+                  f"({cfg.metrics.get('split', 'test')} split)")
         else:
             print(f"{name:<22} {get_model_entry(name).description}")
     if not names:
@@ -120,6 +132,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--pretrained", action="store_true", help="list released weight ids")
     p.add_argument("--planned", action="store_true",
                    help="list planned checkpoints (need a GPU host to train)")
+    p.add_argument("--markdown", action="store_true",
+                   help="print the released and planned tables as markdown (as in the README)")
     p.set_defaults(func=_cmd_list)
     p = sub.add_parser("info", help="show a model or weight id")
     p.add_argument("name", help="model name or weight id (gresnet20, gresnet20.cifar10)")

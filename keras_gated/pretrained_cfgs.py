@@ -1,15 +1,18 @@
 """The released weights, as data: one ``PretrainedCfg`` per weight id.
 
 This list ships with the package, so an installed (non-source) keras-gated knows every
-released weight. None are released yet: they are added once trained and published.
+released weight (the README's zoo table is generated from it).
 
 How a weight is released:
 
-1. ``keras_gated.hub.save_zoo_folder(model, "zoo/<weight id>", ...)`` writes the folder
-   (Keras save files, model card, metrics.json, training log);
-2. ``keras-gated publish zoo/<weight id>`` uploads it and prints the commit id and the
-   ``PretrainedCfg(...)`` entry (sha256 and revision pinned) to paste below;
-3. ``tests`` check every entry here (``tests/test_pretrained_cfgs.py``).
+1. ``python -m training.release training/runs/<weight id> --register`` writes
+   ``zoo/<weight id>/`` (Keras save files, model card, metrics.json, training log) with
+   ``keras_gated.hub.save_zoo_folder``, checks ``keras-gated evaluate`` reproduces the
+   accuracy, and writes the entry below (sha256 pinned) and the README table;
+2. ``keras-gated publish zoo/<weight id>`` uploads it and prints the commit id to pin as
+   ``revision``;
+3. ``tests`` check every entry here (``tests/test_pretrained_cfgs.py``,
+   ``tests/test_released_weights.py``, ``tests/test_zoo_index.py``).
 """
 
 from __future__ import annotations

@@ -7,7 +7,8 @@ measured), checks that ``keras-gated evaluate``'s own measurement on the real te
 equals ``metrics.json``, writes ``zoo/<weight id>/`` with ``keras_gated.hub.
 save_zoo_folder`` (Keras save files, model card, metrics.json, training log) and prints
 the ``PretrainedCfg`` entry for ``keras_gated/pretrained_cfgs.py`` (sha256 pinned,
-revision None until published).
+revision None until published). ``--register`` writes that entry itself and rewrites the
+README's zoo tables.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 CFGS_FILE = ROOT / "keras_gated" / "pretrained_cfgs.py"
+README = ROOT / "README.md"
 TOLERANCE = 0.001  # 0.1 percentage point
 
 
@@ -40,8 +42,22 @@ def register(cfg_source: str, weight_id: str, path: Path = CFGS_FILE) -> None:
     path.write_text(text)
 
 
+def registered_cfgs(path: Path = CFGS_FILE) -> list:
+    """The ``PretrainedCfg`` entries of a registry file as it is on disk now."""
+    namespace: dict = {}
+    exec(compile(path.read_text(), str(path), "exec"), namespace)  # our own data file
+    return list(namespace["PRETRAINED_CFGS"])
+
+
+def update_readme_tables(readme: Path = README, cfgs_file: Path = CFGS_FILE) -> None:
+    """Rewrite the README's zoo tables from the registry file (keras_gated.zoo_index)."""
+    from keras_gated.zoo_index import replace_readme_block
+
+    readme.write_text(replace_readme_block(readme.read_text(), registered_cfgs(cfgs_file)))
+
+
 def release(run: Path, notes: str = "", zoo: Path = ROOT / "zoo",
-            register_in: Path | None = None) -> Path:
+            register_in: Path | None = None, readme: Path | None = None) -> Path:
     import shutil
 
     import keras
@@ -75,6 +91,9 @@ def release(run: Path, notes: str = "", zoo: Path = ROOT / "zoo",
     if register_in is not None:
         register(source, weight_id, register_in)
         print(f"registered {weight_id} in {register_in}")
+        if readme is not None:
+            update_readme_tables(readme, register_in)
+            print(f"updated the zoo tables of {readme}")
     else:
         print("add to keras_gated/pretrained_cfgs.py (or rerun with --register):")
         print(source)
@@ -86,11 +105,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("run", type=Path, help="a finished run folder, named by weight id")
     parser.add_argument("--notes", default="", help="markdown for the card's Notes section")
     parser.add_argument("--register", action="store_true",
-                        help=f"write the config into {CFGS_FILE.relative_to(ROOT)}")
+                        help=f"write the config into {CFGS_FILE.relative_to(ROOT)} and the "
+                        f"zoo table of {README.name}")
     args = parser.parse_args(argv)
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     try:
-        release(args.run, args.notes, register_in=CFGS_FILE if args.register else None)
+        release(args.run, args.notes, register_in=CFGS_FILE if args.register else None,
+                readme=README if args.register else None)
     except ValueError as error:
         print(f"training.release: error: {error}", file=sys.stderr)
         return 2

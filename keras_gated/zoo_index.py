@@ -1,0 +1,78 @@
+"""The zoo at a glance: markdown tables of the released and the planned checkpoints.
+
+``keras-gated list --pretrained --markdown`` prints them; ``training.release --register``
+writes them into the README between the ``<!-- zoo -->`` markers, and
+``tests/test_zoo_index.py`` fails when the README and ``pretrained_cfgs.py`` disagree.
+Every number comes from a config's ``metrics`` (what ``keras-gated evaluate`` reproduces).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+
+from keras_gated.flops import ASSUMED_GPU
+from keras_gated.planned import PLANNED
+from keras_gated.weights import PretrainedCfg
+
+BEGIN = "<!-- zoo (written by `python -m training.release --register`; do not edit) -->"
+END = "<!-- zoo end -->"
+PLANNED_INTRO = ("Planned: these need a GPU host. Asking for one raises an error with the exact "
+                 "command; no stand-in weights are shipped.")
+
+_BACKENDS = {"tensorflow": "TF", "jax": "JAX", "torch": "PyTorch"}
+
+
+def _hours(seconds: float | None) -> str:
+    if seconds is None:
+        return "?"
+    return f"{seconds / 3600:.1f} h" if seconds >= 3600 else f"{math.ceil(seconds / 60)} min"
+
+
+def released_table(cfgs: Iterable[PretrainedCfg]) -> str:
+    """One row per released weight: accuracy, data, budget and where it was trained."""
+    rows = [
+        "| weight id | test accuracy | data (test images) | recipe, epochs | trained with |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    for cfg in sorted(cfgs, key=lambda c: (c.tag, c.weight_id)):
+        m = cfg.metrics
+        recipe = cfg.recipe.split(" ", 1)[0] if cfg.recipe else "?"
+        backend = _BACKENDS.get(m.get("backend", ""), m.get("backend", "?"))
+        rows.append(
+            f"| `{cfg.weight_id}` | {100 * m['test_accuracy']:.2f} % | {cfg.dataset} "
+            f"({m.get('num_examples', 0):,}) | {recipe}, {m.get('epochs', '?')} | "
+            f"{backend} · {m.get('hardware', '?')} · {_hours(m.get('wall_time_s'))} |"
+        )
+    return "\n".join(rows)
+
+
+def planned_table() -> str:
+    """One row per planned checkpoint: the paper's number and the estimated compute."""
+    rows = [
+        "| weight id | recipe, epochs | the paper's number | estimated training compute |",
+        "| --- | --- | --- | --- |",
+    ]
+    for weight_id, planned in sorted(PLANNED.items()):
+        estimate = planned.compute_estimate()
+        rows.append(
+            f"| `{weight_id}` | {planned.recipe}, {planned.epochs} | {planned.expect} | "
+            f"≈ {math.ceil(estimate.gpu_hours * 10) / 10} GPU-hours (estimate: "
+            f"{estimate.forward_macs / 1e9:.2f} counted GMACs per image on an {ASSUMED_GPU}) |"
+        )
+    return "\n".join(rows)
+
+
+def readme_block(cfgs: Iterable[PretrainedCfg]) -> str:
+    """The README's zoo section: released table, then planned table, between markers."""
+    return f"{BEGIN}\n{released_table(cfgs)}\n\n{PLANNED_INTRO}\n\n{planned_table()}\n{END}"
+
+
+def replace_readme_block(readme_text: str, cfgs: Iterable[PretrainedCfg]) -> str:
+    """``readme_text`` with its zoo tables rewritten from ``cfgs``."""
+    if BEGIN not in readme_text or END not in readme_text:
+        raise ValueError(f"The README has no {BEGIN!r} ... {END!r} block to write the "
+                         "zoo tables into; add the two marker lines.")
+    start = readme_text.index(BEGIN)
+    stop = readme_text.index(END, start) + len(END)
+    return readme_text[:start] + readme_block(cfgs) + readme_text[stop:]

@@ -1,0 +1,69 @@
+"""The README's zoo tables are generated from the registry and cannot drift from it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from keras_gated import zoo_index
+from keras_gated.cli import main as cli_main
+from keras_gated.planned import PLANNED
+from keras_gated.weights import get_pretrained_cfg, list_pretrained
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _cfgs():
+    return [get_pretrained_cfg(w) for w in list_pretrained()]
+
+
+def test_readme_zoo_tables_match_the_registry():
+    readme = (ROOT / "README.md").read_text()
+    assert zoo_index.readme_block(_cfgs()) in readme, (
+        "README.md's zoo tables are stale: run `python -m training.release RUN --register` "
+        "or rewrite them with training.release.update_readme_tables()."
+    )
+
+
+def test_released_table_has_every_weight_and_its_measured_accuracy():
+    table = zoo_index.released_table(_cfgs())
+    for cfg in _cfgs():
+        row = next(line for line in table.splitlines() if f"`{cfg.weight_id}`" in line)
+        assert f"{100 * cfg.metrics['test_accuracy']:.2f} %" in row
+        assert cfg.dataset in row and str(cfg.metrics["epochs"]) in row
+    assert len(table.splitlines()) == 2 + len(_cfgs())
+
+
+def test_planned_table_labels_every_compute_figure_as_an_estimate():
+    rows = zoo_index.planned_table().splitlines()[2:]
+    assert len(rows) == len(PLANNED)
+    for row in rows:
+        assert "GPU-hours (estimate:" in row and "assumed" in row
+
+
+def test_replace_readme_block_rewrites_only_between_the_markers():
+    text = f"intro\n{zoo_index.BEGIN}\nold table\n{zoo_index.END}\noutro\n"
+    new = zoo_index.replace_readme_block(text, _cfgs())
+    assert new.startswith("intro\n") and new.endswith("\noutro\n") and "old table" not in new
+    assert zoo_index.replace_readme_block(new, _cfgs()) == new
+    with pytest.raises(ValueError, match="marker"):
+        zoo_index.replace_readme_block("no markers here", _cfgs())
+
+
+def test_release_rewrites_the_readme_from_the_registry_file(tmp_path):
+    from training.release import CFGS_FILE, update_readme_tables
+
+    readme = tmp_path / "README.md"
+    readme.write_text(f"# x\n{zoo_index.BEGIN}\n{zoo_index.END}\n")
+    update_readme_tables(readme, CFGS_FILE)
+    assert zoo_index.readme_block(_cfgs()) in readme.read_text()
+
+
+def test_cli_lists_released_weights_with_accuracy_and_markdown(capsys):
+    assert cli_main(["list", "--pretrained"]) == 0
+    out = capsys.readouterr().out
+    for cfg in _cfgs():
+        assert cfg.weight_id in out and f"{100 * cfg.metrics['test_accuracy']:.2f} %" in out
+    assert cli_main(["list", "--pretrained", "--markdown"]) == 0
+    assert zoo_index.released_table(_cfgs()) in capsys.readouterr().out
