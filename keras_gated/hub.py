@@ -343,6 +343,28 @@ def save_zoo_folder(
     return folder
 
 
+def set_card_note(folder: str | os.PathLike, heading: str, markdown: str) -> None:
+    """Write ``### heading`` + ``markdown`` into the "Notes" section of a zoo folder's card,
+    replacing an earlier subsection of that heading (the weights are not touched, so their
+    sha256 pin holds). E.g. the comparison of twins released one after the other."""
+    card_path = Path(folder) / CARD_FILE
+    text = card_path.read_text()
+    subsection = f"### {heading}\n\n{markdown.strip()}\n\n"
+    marker = f"### {heading}\n"
+    if marker in text:  # replace up to the next heading
+        start = text.index(marker)
+        nexts = [i for i in (text.find("\n## ", start), text.find("\n### ", start + 1)) if i != -1]
+        text = text[:start] + subsection + text[min(nexts) + 1:]
+    else:
+        caveats = text.find("\n## Data caveats")
+        if caveats == -1:
+            raise ValueError(f"{card_path} is not a keras-gated model card (no 'Data caveats').")
+        if "\n## Notes\n" not in text:
+            subsection = f"## Notes\n\n{subsection}"
+        text = text[:caveats + 1] + subsection + text[caveats + 1:]
+    card_path.write_text(text)
+
+
 def check_zoo_folder(folder: str | os.PathLike) -> list[str]:
     """The files of a zoo folder, checked: the required ones exist, nothing else but a
     training log (and Keras ``assets/``), metrics.json follows the schema."""

@@ -47,6 +47,27 @@ def released_table(cfgs: Iterable[PretrainedCfg]) -> str:
     return "\n".join(rows)
 
 
+TWIN_HEADING = "Twin comparison"
+
+
+def twin_note(cfgs: Iterable[PretrainedCfg]) -> str:
+    """Markdown comparing twins: checkpoints trained with the same recipe, budget, seed
+    and data that differ in one thing (e.g. gated vs ungated)."""
+    cfgs = list(cfgs)
+    rows = ["| weight id | test accuracy | epochs | backend | wall time |",
+            "| --- | --- | --- | --- | --- |"]
+    for cfg in cfgs:
+        m = cfg.metrics
+        rows.append(f"| `{cfg.weight_id}` | {100 * m['test_accuracy']:.2f} % | "
+                    f"{m.get('epochs', '?')} | {_BACKENDS.get(m.get('backend', ''), '?')} | "
+                    f"{_hours(m.get('wall_time_s'))} |")
+    evaluate = " and ".join(f"`keras-gated evaluate {c.arch} --weights {c.tag} --dataset {c.tag}`"
+                            for c in cfgs)
+    return ("\n".join(rows) + "\n\nSame recipe, epoch budget, seed and data; one run each, "
+            "so the run-to-run spread at this budget is not measured here (wall times depend "
+            f"on what else shared the machine). Reproduce the accuracies with {evaluate}.")
+
+
 def planned_table() -> str:
     """One row per planned checkpoint: the paper's number and the estimated compute."""
     rows = [

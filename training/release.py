@@ -56,8 +56,24 @@ def update_readme_tables(readme: Path = README, cfgs_file: Path = CFGS_FILE) -> 
     readme.write_text(replace_readme_block(readme.read_text(), registered_cfgs(cfgs_file)))
 
 
+def write_twin_notes(weight_ids: Sequence[str], zoo: Path = ROOT / "zoo",
+                     cfgs_file: Path = CFGS_FILE) -> None:
+    """Put the twins' comparison table into each twin's card (keras_gated.zoo_index)."""
+    from keras_gated.hub import set_card_note
+    from keras_gated.zoo_index import TWIN_HEADING, twin_note
+
+    registered = {cfg.weight_id: cfg for cfg in registered_cfgs(cfgs_file)}
+    missing = [w for w in weight_ids if w not in registered]
+    if missing:
+        raise ValueError(f"Twins {missing} are not released (not in {cfgs_file.name}).")
+    note = twin_note(registered[w] for w in weight_ids)
+    for weight_id in weight_ids:
+        set_card_note(zoo / weight_id, TWIN_HEADING, note)
+
+
 def release(run: Path, notes: str = "", zoo: Path = ROOT / "zoo",
-            register_in: Path | None = None, readme: Path | None = None) -> Path:
+            register_in: Path | None = None, readme: Path | None = None,
+            twins: Sequence[str] = ()) -> Path:
     import shutil
 
     import keras
@@ -94,6 +110,9 @@ def release(run: Path, notes: str = "", zoo: Path = ROOT / "zoo",
         if readme is not None:
             update_readme_tables(readme, register_in)
             print(f"updated the zoo tables of {readme}")
+        if twins:
+            write_twin_notes([weight_id, *twins], zoo, register_in)
+            print(f"wrote the twin comparison into the cards of {weight_id}, {', '.join(twins)}")
     else:
         print("add to keras_gated/pretrained_cfgs.py (or rerun with --register):")
         print(source)
@@ -107,11 +126,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--register", action="store_true",
                         help=f"write the config into {CFGS_FILE.relative_to(ROOT)} and the "
                         f"zoo table of {README.name}")
+    parser.add_argument("--twin", action="append", default=[], metavar="WEIGHT_ID",
+                        help="a released twin (same recipe, budget, seed, data): both cards get "
+                        "the comparison table (needs --register)")
     args = parser.parse_args(argv)
+    if args.twin and not args.register:
+        parser.error("--twin needs --register (the comparison reads the registered metrics)")
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     try:
         release(args.run, args.notes, register_in=CFGS_FILE if args.register else None,
-                readme=README if args.register else None)
+                readme=README if args.register else None, twins=args.twin)
     except ValueError as error:
         print(f"training.release: error: {error}", file=sys.stderr)
         return 2

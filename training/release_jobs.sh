@@ -29,8 +29,8 @@ same recipe, budget, seed and data: gresnet20.cifar10 (gated) vs preactresnet20.
 
 log() { echo "$(date -u +%FT%TZ) $*" >> "$LOG_DIR/jobs.log"; }
 
-run() {  # run BACKEND MODEL DATASET EPOCHS [NOTES]
-  local backend=$1 model=$2 dataset=$3 epochs=$4 notes=${5:-}
+run() {  # run BACKEND MODEL DATASET EPOCHS [NOTES [TWIN_WEIGHT_ID]]
+  local backend=$1 model=$2 dataset=$3 epochs=$4 notes=${5:-} twin=${6:-}
   local id="$model.$dataset"
   if [ -n "$ONLY_DATASET" ] && [ "$dataset" != "$ONLY_DATASET" ]; then
     return 0
@@ -45,21 +45,28 @@ run() {  # run BACKEND MODEL DATASET EPOCHS [NOTES]
   log "exit $code $id"
   [ $code -eq 0 ] || return $code
   # Two queues may finish at once: serialise the edits of keras_gated/pretrained_cfgs.py.
+  local twin_args=()
+  if [ -n "$twin" ] && grep -q "# >>> $twin\$" keras_gated/pretrained_cfgs.py; then
+    twin_args=(--twin "$twin")  # both cards get the comparison table
+  fi
   flock "$LOG_DIR/release.lock" env KERAS_BACKEND=$backend python -m training.release \
-    "training/runs/$id" --register --notes "$notes" >> "$LOG_DIR/$id.log" 2>&1 \
+    "training/runs/$id" --register --notes "$notes" "${twin_args[@]}" >> "$LOG_DIR/$id.log" 2>&1 \
     && rm -rf "training/runs/$id/backup"
   log "release $? $id"
 }
 
 run tensorflow gresnet20 cifar10 40 "$RESNET20_NOTE"
-run tensorflow preactresnet20 cifar10 40 "$RESNET20_NOTE"
+run tensorflow preactresnet20 cifar10 40 "$RESNET20_NOTE" gresnet20.cifar10
 run tensorflow gwrn_16_2 cifar10 30 "The first released GWideResNet: GWideResNet(2, 2), \
 the Wide ResNet recipe compressed to 30 epochs (the paper trains 200). Residual Gates Table 4 \
 reports 4.66 % error for G-WRN (2,4) at full length; no (2,2) number is published."
 for depth in 10 50; do
   for model in plainnet gplainnet resnetfc gresnetfc highwayfc; do
+    twin=""  # the gated net of a pair is compared with its ungated twin, released before it
+    case $model in gplainnet) twin="plainnet$depth.fashion_mnist" ;;
+                   gresnetfc) twin="resnetfc$depth.fashion_mnist" ;; esac
     run jax "$model$depth" fashion_mnist 100 "Residual Gates Table 1 trains these nets on \
 MNIST (gated nets beat their ungated twins, most at depth 50 and 100); this release uses \
-Fashion-MNIST, a harder drop-in replacement, with the same recipe."
+Fashion-MNIST, a harder drop-in replacement, with the same recipe." "$twin"
   done
 done

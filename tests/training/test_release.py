@@ -3,6 +3,8 @@
 import importlib.util
 import json
 
+import pytest
+
 import keras_gated as kg
 from keras_gated.weights import PretrainedCfg
 from tests.helpers import make_image_folder
@@ -39,3 +41,43 @@ def test_release_writes_a_zoo_folder_and_registers_it(tmp_path, monkeypatch):
     assert len(registered) == 1 and isinstance(registered[0], PretrainedCfg)
     assert registered[0].weight_id == "gresnetfc2.tiny"
     assert registered[0].sha256 == kg.weights.sha256_of(zoo / "model.weights.h5")
+
+
+def test_release_of_a_twin_compares_both_cards_and_rewrites_the_readme(tmp_path, monkeypatch):
+    from keras_gated import datasets, zoo_index
+
+    folder = make_image_folder(tmp_path / "tiny", per_class=(40, 10))
+    original = datasets.load
+    monkeypatch.setattr(datasets, "load",
+                        lambda tag, split="train", **kw: original(str(folder), split, **kw))
+    cfgs = tmp_path / "pretrained_cfgs.py"
+    cfgs.write_text(release.CFGS_FILE.read_text().split("PRETRAINED_CFGS")[0]
+                    + "PRETRAINED_CFGS: tuple[PretrainedCfg, ...] = (\n)\n")
+    readme = tmp_path / "README.md"
+    readme.write_text(f"# project\n\n{zoo_index.BEGIN}\n{zoo_index.END}\n\nmore\n")
+    zoo = tmp_path / "zoo"
+    runs = {}
+    for model in ("gresnetfc2", "resnetfc2"):
+        runs[model] = tmp_path / "runs" / f"{model}.tiny"
+        assert train.main(["--model", model, "--dataset", str(folder), "--epochs", "1",
+                           "--batch-size", "16", "--out", str(runs[model]), "--verbose", "0"]) == 0
+    release.release(runs["gresnetfc2"], notes="Gated.", zoo=zoo, register_in=cfgs, readme=readme)
+    sha_before = kg.weights.sha256_of(zoo / "gresnetfc2.tiny" / "model.weights.h5")
+    for _ in range(2):  # a second release replaces the comparison, never duplicates it
+        release.release(runs["resnetfc2"], notes="Ungated.", zoo=zoo, register_in=cfgs,
+                        readme=readme, twins=["gresnetfc2.tiny"])
+    registered = {cfg.weight_id: cfg for cfg in _load_cfgs(cfgs)}
+    for weight_id, own_note in (("gresnetfc2.tiny", "Gated."), ("resnetfc2.tiny", "Ungated.")):
+        card = (zoo / weight_id / "README.md").read_text()
+        assert own_note in card and card.count("### Twin comparison") == 1
+        notes = card[card.index("## Notes"):card.index("## Data caveats")]
+        for cfg in registered.values():
+            assert f"| `{cfg.weight_id}` | {100 * cfg.metrics['test_accuracy']:.2f} % |" in notes
+    # The twin's weights (and so its sha256 pin) are untouched by the note.
+    assert kg.weights.sha256_of(zoo / "gresnetfc2.tiny" / "model.weights.h5") == sha_before
+    text = readme.read_text()
+    assert text.startswith("# project\n") and text.endswith("\n\nmore\n")
+    assert zoo_index.readme_block(registered.values()) in text
+    with pytest.raises(SystemExit) as exit_info:  # --twin without --register: usage error
+        release.main([str(runs["resnetfc2"]), "--twin", "gresnetfc2.tiny"])
+    assert exit_info.value.code == 2
