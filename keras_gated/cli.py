@@ -36,9 +36,10 @@ def _cmd_list(args: argparse.Namespace) -> int:
     for name in names:
         if args.pretrained:
             from keras_gated.weights import get_pretrained_cfg
+            from keras_gated.zoo_index import accuracy_text
 
             cfg = get_pretrained_cfg(name)
-            print(f"{name:<28} {100 * cfg.metrics['test_accuracy']:6.2f} % on {cfg.dataset} "
+            print(f"{name:<28} {accuracy_text(cfg.metrics):>8} on {cfg.dataset} "
                   f"({cfg.metrics.get('split', 'test')} split)")
         else:
             print(f"{name:<22} {get_model_entry(name).description}")

@@ -346,22 +346,27 @@ def save_zoo_folder(
 def set_card_note(folder: str | os.PathLike, heading: str, markdown: str) -> None:
     """Write ``### heading`` + ``markdown`` into the "Notes" section of a zoo folder's card,
     replacing an earlier subsection of that heading (the weights are not touched, so their
-    sha256 pin holds). E.g. the comparison of twins released one after the other."""
+    sha256 pin holds). E.g. the comparison of twins released one after the other. A
+    folder that is already published must be published again afterwards."""
+    import re
+
     card_path = Path(folder) / CARD_FILE
+    if not card_path.is_file():
+        raise ValueError(f"{folder} has no model card ({CARD_FILE}): not a zoo folder.")
     text = card_path.read_text()
     subsection = f"### {heading}\n\n{markdown.strip()}\n\n"
-    marker = f"### {heading}\n"
-    if marker in text:  # replace up to the next heading
-        start = text.index(marker)
-        nexts = [i for i in (text.find("\n## ", start), text.find("\n### ", start + 1)) if i != -1]
-        text = text[:start] + subsection + text[min(nexts) + 1:]
+    found = re.search(rf"(?m)^### {re.escape(heading)}\n", text)
+    if found:  # replace it, up to the next heading of level 2 or 3 (or the end)
+        following = re.compile(r"(?m)^#{2,3} ").search(text, found.end())
+        stop = following.start() if following else len(text)
+        text = text[:found.start()] + subsection + text[stop:]
     else:
-        caveats = text.find("\n## Data caveats")
-        if caveats == -1:
+        caveats = re.search(r"(?m)^## Data caveats$", text)
+        if caveats is None:
             raise ValueError(f"{card_path} is not a keras-gated model card (no 'Data caveats').")
-        if "\n## Notes\n" not in text:
+        if not re.search(r"(?m)^## Notes$", text):
             subsection = f"## Notes\n\n{subsection}"
-        text = text[:caveats + 1] + subsection + text[caveats + 1:]
+        text = text[:caveats.start()] + subsection + text[caveats.start():]
     card_path.write_text(text)
 
 

@@ -23,6 +23,12 @@ PLANNED_INTRO = ("Planned: these need a GPU host. Asking for one raises an error
 _BACKENDS = {"tensorflow": "TF", "jax": "JAX", "torch": "PyTorch"}
 
 
+def accuracy_text(metrics: dict) -> str:
+    """``"86.54 %"``, or ``"?"`` for a config without a measured accuracy."""
+    accuracy = metrics.get("test_accuracy")
+    return "?" if accuracy is None else f"{100 * accuracy:.2f} %"
+
+
 def _hours(seconds: float | None) -> str:
     if seconds is None:
         return "?"
@@ -40,7 +46,7 @@ def released_table(cfgs: Iterable[PretrainedCfg]) -> str:
         recipe = cfg.recipe.split(" ", 1)[0] if cfg.recipe else "?"
         backend = _BACKENDS.get(m.get("backend", ""), m.get("backend", "?"))
         rows.append(
-            f"| `{cfg.weight_id}` | {100 * m['test_accuracy']:.2f} % | {cfg.dataset} "
+            f"| `{cfg.weight_id}` | {accuracy_text(m)} | {cfg.dataset} "
             f"({m.get('num_examples', 0):,}) | {recipe}, {m.get('epochs', '?')} | "
             f"{backend} · {m.get('hardware', '?')} · {_hours(m.get('wall_time_s'))} |"
         )
@@ -50,15 +56,35 @@ def released_table(cfgs: Iterable[PretrainedCfg]) -> str:
 TWIN_HEADING = "Twin comparison"
 
 
+def check_twins(cfgs: Iterable[PretrainedCfg]) -> None:
+    """Twins share data, recipe, epochs, backend and training command but for the model."""
+    cfgs = list(cfgs)
+    if len(cfgs) < 2 or len({c.weight_id for c in cfgs}) != len(cfgs):
+        raise ValueError(f"Twins are two or more different weights, got {[c.weight_id for c in cfgs]}.")
+
+    def setup(cfg: PretrainedCfg) -> tuple:
+        command = cfg.command.replace(f"--model {cfg.arch} ", "--model MODEL ")
+        return (cfg.tag, cfg.recipe, cfg.metrics.get("epochs"), cfg.metrics.get("backend"), command)
+
+    first = setup(cfgs[0])
+    for cfg in cfgs[1:]:
+        if setup(cfg) != first:
+            raise ValueError(
+                f"{cfg.weight_id} and {cfgs[0].weight_id} are not twins: their data, recipe, "
+                f"epochs, backend or command (seed included) differ: {setup(cfg)} vs {first}."
+            )
+
+
 def twin_note(cfgs: Iterable[PretrainedCfg]) -> str:
     """Markdown comparing twins: checkpoints trained with the same recipe, budget, seed
-    and data that differ in one thing (e.g. gated vs ungated)."""
+    and data that differ in one thing (e.g. gated vs ungated); ``check_twins`` first."""
     cfgs = list(cfgs)
+    check_twins(cfgs)
     rows = ["| weight id | test accuracy | epochs | backend | wall time |",
             "| --- | --- | --- | --- | --- |"]
     for cfg in cfgs:
         m = cfg.metrics
-        rows.append(f"| `{cfg.weight_id}` | {100 * m['test_accuracy']:.2f} % | "
+        rows.append(f"| `{cfg.weight_id}` | {accuracy_text(m)} | "
                     f"{m.get('epochs', '?')} | {_BACKENDS.get(m.get('backend', ''), '?')} | "
                     f"{_hours(m.get('wall_time_s'))} |")
     evaluate = " and ".join(f"`keras-gated evaluate {c.arch} --weights {c.tag} --dataset {c.tag}`"

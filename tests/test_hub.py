@@ -111,6 +111,30 @@ def test_zoo_folder_holds_exactly_the_hub_files(tmp_path):
         kg_hub.check_zoo_folder(folder)
 
 
+def test_set_card_note_adds_then_replaces_one_subsection_of_notes(tmp_path):
+    from huggingface_hub import ModelCard
+
+    folder = write_zoo(trained_ish(kg.GResNet(8), seed=1), tmp_path / WEIGHT_ID)
+    card = folder / "README.md"
+    assert "## Notes" not in card.read_text()  # written without notes
+    kg_hub.set_card_note(folder, "Twin comparison", "first table")
+    kg_hub.set_card_note(folder, "Other", "kept")
+    kg_hub.set_card_note(folder, "Twin comparison", "second table")
+    text = card.read_text()
+    assert text.count("## Notes") == 1 and text.count("### Twin comparison") == 1
+    assert "first table" not in text and "second table" in text and "kept" in text
+    assert text.index("## Notes") < text.index("second table") < text.index("## Data caveats")
+    # a deeper heading of the same words is another section, left alone
+    card.write_text(text.replace("### Twin comparison", "#### Twin comparison"))
+    kg_hub.set_card_note(folder, "Twin comparison", "third table")
+    text = card.read_text()
+    assert "#### Twin comparison\n\nsecond table" in text and "kept" in text
+    assert text.index("kept") < text.index("### Twin comparison\n\nthird table")
+    assert ModelCard.load(card).data.eval_results[0].metric_value == METRICS["test_accuracy"]
+    with pytest.raises(ValueError, match="no model card"):
+        kg_hub.set_card_note(tmp_path, "Twin comparison", "x")
+
+
 def test_config_from_folder_round_trips_as_source(tmp_path):
     folder = write_zoo(trained_ish(kg.GResNet(8), seed=1), tmp_path / WEIGHT_ID)
     cfg = kg_hub.pretrained_cfg_from_folder(folder, revision="a" * 40)

@@ -30,8 +30,9 @@ def test_released_table_has_every_weight_and_its_measured_accuracy():
     table = zoo_index.released_table(_cfgs())
     for cfg in _cfgs():
         row = next(line for line in table.splitlines() if f"`{cfg.weight_id}`" in line)
-        assert f"{100 * cfg.metrics['test_accuracy']:.2f} %" in row
-        assert cfg.dataset in row and str(cfg.metrics["epochs"]) in row
+        cells = [cell.strip() for cell in row.strip("|").split("|")]
+        assert cells[1] == f"{100 * cfg.metrics['test_accuracy']:.2f} %"
+        assert cfg.dataset in cells[2] and cells[3].endswith(f", {cfg.metrics['epochs']}")
     assert len(table.splitlines()) == 2 + len(_cfgs())
 
 
@@ -67,3 +68,29 @@ def test_cli_lists_released_weights_with_accuracy_and_markdown(capsys):
         assert cfg.weight_id in out and f"{100 * cfg.metrics['test_accuracy']:.2f} %" in out
     assert cli_main(["list", "--pretrained", "--markdown"]) == 0
     assert zoo_index.released_table(_cfgs()) in capsys.readouterr().out
+
+
+def test_a_config_without_measured_accuracy_shows_a_question_mark():
+    import dataclasses
+
+    cfg = dataclasses.replace(_cfgs()[0], weight_id="gresnet20.unmeasured", metrics={})
+    row = zoo_index.released_table([cfg]).splitlines()[2]
+    assert row.startswith("| `gresnet20.unmeasured` | ? |")
+
+
+def test_twins_must_share_data_recipe_epochs_and_command():
+    import dataclasses
+
+    cfg = _cfgs()[0]
+    twin = dataclasses.replace(cfg, weight_id=f"preactresnet20.{cfg.tag}",
+                               command=cfg.command.replace(f"--model {cfg.arch}", "--model preactresnet20"))
+    note = zoo_index.twin_note([cfg, twin])
+    assert note.count("| `") == 2 and "one run each" in note
+    longer = dataclasses.replace(twin, metrics={**twin.metrics, "epochs": 41})
+    with pytest.raises(ValueError, match="not twins"):
+        zoo_index.twin_note([cfg, longer])
+    seeded = dataclasses.replace(twin, command=twin.command + " --seed 1")
+    with pytest.raises(ValueError, match="not twins"):
+        zoo_index.twin_note([cfg, seeded])
+    with pytest.raises(ValueError, match="two or more different"):
+        zoo_index.twin_note([cfg, cfg])

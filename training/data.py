@@ -8,6 +8,15 @@ import tensorflow as tf
 from keras_gated.recipes import Recipe
 
 
+def random_subset(ds: tf.data.Dataset, num_examples: int, n: int, seed: int) -> tf.data.Dataset:
+    """``n`` of a split's ``num_examples`` examples, drawn at random with ``seed``: the same
+    ones on every pass. (Image folders list their files class by class, so the first n
+    would miss whole classes.)"""
+    if not 0 < n <= num_examples:
+        raise ValueError(f"Cannot draw {n} of {num_examples} examples.")
+    return ds.shuffle(num_examples, seed=seed, reshuffle_each_iteration=False).take(n)
+
+
 def augment(image, recipe: Recipe, fill=0.0):
     """Pad (recipe size and mode), random crop back to the input size, random flip.
 

@@ -13,7 +13,8 @@ the folder ``keras-gated publish`` uploads.
 
 ``--weights none`` trains the same network from scratch with the same recipe and steps:
 the baseline that shows what the pretrained weights are worth. ``--train-examples N``
-uses the first N training examples (a quick or few-shot run; the test split stays whole).
+uses N training examples drawn at random with ``--seed`` (a quick or few-shot run; the
+test split stays whole).
 """
 
 from __future__ import annotations
@@ -32,13 +33,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--weights", required=True, help="a released tag (cifar10), a .weights.h5 file, a save folder, hf://org/repo[@rev], or 'none' (from scratch: the baseline)")
     p.add_argument("--dataset", required=True, help="data tag, image folder or tfds name")
     p.add_argument("--freeze-backbone", action="store_true", help="train the new head only")
-    p.add_argument("--train-examples", type=positive_int, help="use only the first N training examples")
+    p.add_argument("--train-examples", type=positive_int, help="use N training examples, drawn at random with --seed")
     p.add_argument("--recipe", default="finetune", help="a recipe of keras_gated/recipes.py")
     p.add_argument("--epochs", type=positive_int, help="default: the recipe's (10 for finetune)")
     p.add_argument("--batch-size", type=positive_int)
     p.add_argument("--learning-rate", type=float, help="override the recipe's learning rate")
     p.add_argument("--backend", choices=("tensorflow", "jax", "torch"))
-    p.add_argument("--out", help="output directory (default: runs/<model>-<dataset>-finetune)")
+    p.add_argument("--out", help="output directory (default: runs/<model>-<dataset>-finetune, "
+                   "-scratch for --weights none, plus -n<N> for --train-examples N)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--verbose", type=int, default=1, choices=(0, 1, 2))
     return p
@@ -59,6 +61,14 @@ def from_scratch(weights: str) -> bool:
     return weights.lower() == "none"
 
 
+def default_out(args: argparse.Namespace) -> str:
+    """``runs/<model>-<data>-finetune[-n<N>]`` (``-scratch`` for the baseline): the
+    pretrained run and its baseline never share, and so never resume, each other's folder."""
+    kind = "scratch" if from_scratch(args.weights) else "finetune"
+    subset = f"-n{args.train_examples}" if args.train_examples else ""
+    return f"runs/{args.model}-{Path(args.dataset).name}-{kind}{subset}"
+
+
 def build_finetune_model(name: str, weights: str, classes: int, freeze_backbone: bool):
     """Pretrained backbone (no head) + a new ``avg_pool`` -> ``predictions`` head.
 
@@ -68,9 +78,6 @@ def build_finetune_model(name: str, weights: str, classes: int, freeze_backbone:
 
     from keras_gated.registry import create_model
 
-    if from_scratch(weights) and freeze_backbone:
-        raise ValueError("--freeze-backbone with --weights none would train a head on random "
-                         "features; drop one of the two.")
     backbone = create_model(name, weights=None if from_scratch(weights) else weights,
                             include_top=False, pooling="avg")
     if freeze_backbone:
@@ -87,18 +94,21 @@ def run(args: argparse.Namespace) -> int:
     from keras_gated import datasets
     from keras_gated.hub import save_zoo_folder
     from keras_gated.datasets import adapt_images
-    from training.data import make_pipeline, normalisation_mean
+    from training.data import make_pipeline, normalisation_mean, random_subset
     from training.loop import evaluate_and_write_metrics, finished, fit_resumable
     from training.optim import apply_weight_decay, make_optimizer
     from keras_gated.recipes import get_recipe
 
+    if from_scratch(args.weights) and args.freeze_backbone:
+        raise ValueError("--freeze-backbone with --weights none would train a head on random "
+                         "features; drop one of the two.")
     backend = keras.backend.backend()
     recipe = get_recipe(args.recipe).with_epochs(args.epochs)
     if args.learning_rate is not None:
         recipe = dataclasses.replace(recipe, learning_rate=args.learning_rate)
     batch_size = args.batch_size or recipe.batch_size
     tag = Path(args.dataset).name
-    out = Path(args.out or f"runs/{args.model}-{tag}-finetune")
+    out = Path(args.out or default_out(args))
     out.mkdir(parents=True, exist_ok=True)
     if finished(out, recipe.epochs):
         print(f"{out} is already finished (delete {out / 'metrics.json'} to train again).")
@@ -111,7 +121,7 @@ def run(args: argparse.Namespace) -> int:
         if args.train_examples > train_info.num_examples:
             raise ValueError(f"--train-examples {args.train_examples} is more than the "
                              f"{train_info.num_examples} training examples of {args.dataset}.")
-        train_ds = train_ds.take(args.train_examples)
+        train_ds = random_subset(train_ds, train_info.num_examples, args.train_examples, args.seed)
         train_info = dataclasses.replace(train_info, num_examples=args.train_examples)
     model, backbone = build_finetune_model(args.model, args.weights, train_info.num_classes,
                                            args.freeze_backbone)

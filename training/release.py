@@ -56,6 +56,26 @@ def update_readme_tables(readme: Path = README, cfgs_file: Path = CFGS_FILE) -> 
     readme.write_text(replace_readme_block(readme.read_text(), registered_cfgs(cfgs_file)))
 
 
+def twin_cfgs(weight_id: str, twins: Sequence[str], zoo: Path, cfgs_file: Path) -> list:
+    """The registered configs of ``twins``, checked before anything is written: each is
+    another released weight with a zoo folder, not yet published (its card will change)."""
+    registered = {cfg.weight_id: cfg for cfg in registered_cfgs(cfgs_file)}
+    problems = []
+    for twin in twins:
+        if twin == weight_id or list(twins).count(twin) > 1:
+            problems.append(f"{twin!r} is given twice (or is the run itself)")
+        elif twin not in registered:
+            problems.append(f"{twin!r} is not released (not in {cfgs_file.name})")
+        elif not (zoo / twin / "README.md").is_file():
+            problems.append(f"{zoo / twin} has no model card")
+        elif registered[twin].revision is not None:
+            problems.append(f"{twin!r} is published (revision pinned): changing its card "
+                            "would make zoo/ differ from the Hub; publish the pair together")
+    if problems:
+        raise ValueError("Bad --twin: " + "; ".join(problems) + ". Nothing was released.")
+    return [registered[t] for t in twins]
+
+
 def write_twin_notes(weight_ids: Sequence[str], zoo: Path = ROOT / "zoo",
                      cfgs_file: Path = CFGS_FILE) -> None:
     """Put the twins' comparison table into each twin's card (keras_gated.zoo_index)."""
@@ -63,10 +83,7 @@ def write_twin_notes(weight_ids: Sequence[str], zoo: Path = ROOT / "zoo",
     from keras_gated.zoo_index import TWIN_HEADING, twin_note
 
     registered = {cfg.weight_id: cfg for cfg in registered_cfgs(cfgs_file)}
-    missing = [w for w in weight_ids if w not in registered]
-    if missing:
-        raise ValueError(f"Twins {missing} are not released (not in {cfgs_file.name}).")
-    note = twin_note(registered[w] for w in weight_ids)
+    note = twin_note(registered[w] for w in weight_ids)  # checks they are twins
     for weight_id in weight_ids:
         set_card_note(zoo / weight_id, TWIN_HEADING, note)
 
@@ -87,6 +104,16 @@ def release(run: Path, notes: str = "", zoo: Path = ROOT / "zoo",
     arch, _, tag = weight_id.partition(".")
     if metrics.get("model") != arch:
         raise ValueError(f"{run} trained {metrics.get('model')!r}, not {arch!r}.")
+    if twins:
+        if register_in is None:
+            raise ValueError("Twins are compared through the registry: pass `register_in`.")
+        from types import SimpleNamespace
+
+        from keras_gated.zoo_index import check_twins
+
+        this_run = SimpleNamespace(weight_id=weight_id, arch=arch, tag=tag, metrics=metrics,
+                                   recipe=metrics["recipe"], command=metrics["command"])
+        check_twins([this_run, *twin_cfgs(weight_id, twins, zoo, register_in)])
     model = keras.saving.load_model(run / "last.keras", compile=False)
     folder = save_zoo_folder(
         model, zoo / weight_id, weight_id=weight_id, metrics=metrics,

@@ -18,6 +18,10 @@ set -u
 cd "$(dirname "$0")/.."
 LOG_DIR=${LOG_DIR:-../logs}
 ONLY_DATASET=${1:-}
+case $ONLY_DATASET in
+  ""|cifar10|fashion_mnist) ;;
+  *) echo "usage: $0 [cifar10|fashion_mnist] (got '$ONLY_DATASET')" >&2; exit 2 ;;
+esac
 mkdir -p "$LOG_DIR"
 
 RESNET20_NOTE="He et al. 2016 (*Deep Residual Learning*, CIFAR-10) report **91.25 %** test \
@@ -45,25 +49,27 @@ run() {  # run BACKEND MODEL DATASET EPOCHS [NOTES [TWIN_WEIGHT_ID]]
   log "exit $code $id"
   [ $code -eq 0 ] || return $code
   # Two queues may finish at once: serialise the edits of keras_gated/pretrained_cfgs.py.
-  local twin_args=()
+  local twin_args=()  # a released twin: both cards get the comparison table
   if [ -n "$twin" ] && grep -q "# >>> $twin\$" keras_gated/pretrained_cfgs.py; then
-    twin_args=(--twin "$twin")  # both cards get the comparison table
+    twin_args=(--twin "$twin")
   fi
   flock "$LOG_DIR/release.lock" env KERAS_BACKEND=$backend python -m training.release \
-    "training/runs/$id" --register --notes "$notes" "${twin_args[@]}" >> "$LOG_DIR/$id.log" 2>&1 \
+    "training/runs/$id" --register --notes "$notes" ${twin_args[@]+"${twin_args[@]}"} >> "$LOG_DIR/$id.log" 2>&1 \
     && rm -rf "training/runs/$id/backup"
   log "release $? $id"
 }
 
-run tensorflow gresnet20 cifar10 40 "$RESNET20_NOTE"
+run tensorflow gresnet20 cifar10 40 "$RESNET20_NOTE" preactresnet20.cifar10
 run tensorflow preactresnet20 cifar10 40 "$RESNET20_NOTE" gresnet20.cifar10
 run tensorflow gwrn_16_2 cifar10 30 "The first released GWideResNet: GWideResNet(2, 2), \
 the Wide ResNet recipe compressed to 30 epochs (the paper trains 200). Residual Gates Table 4 \
 reports 4.66 % error for G-WRN (2,4) at full length; no (2,2) number is published."
 for depth in 10 50; do
   for model in plainnet gplainnet resnetfc gresnetfc highwayfc; do
-    twin=""  # the gated net of a pair is compared with its ungated twin, released before it
-    case $model in gplainnet) twin="plainnet$depth.fashion_mnist" ;;
+    twin=""  # gated vs ungated pairs: whichever is released second writes the comparison
+    case $model in plainnet) twin="gplainnet$depth.fashion_mnist" ;;
+                   gplainnet) twin="plainnet$depth.fashion_mnist" ;;
+                   resnetfc) twin="gresnetfc$depth.fashion_mnist" ;;
                    gresnetfc) twin="resnetfc$depth.fashion_mnist" ;; esac
     run jax "$model$depth" fashion_mnist 100 "Residual Gates Table 1 trains these nets on \
 MNIST (gated nets beat their ungated twins, most at depth 50 and 100); this release uses \

@@ -44,19 +44,47 @@ def test_finetune_frozen_backbone_new_head_and_zoo_folder(tmp_path):
             np.testing.assert_array_equal(to_numpy(a), to_numpy(b))
 
 
-def test_finetune_from_scratch_baseline_on_the_first_n_examples(tmp_path):
+def test_finetune_from_scratch_baseline_on_a_seeded_subset(tmp_path, monkeypatch):
+    import csv
+
     folder = make_image_folder(tmp_path / "new_data", shape=(28, 28, 1), per_class=(30, 6), classes=3)
-    out = tmp_path / "scratch"
-    code = finetune.main(["--model", "gresnetfc2", "--weights", "none", "--dataset", str(folder),
-                          "--train-examples", "40", "--epochs", "1", "--batch-size", "16",
-                          "--out", str(out), "--verbose", "0"])
-    assert code == 0
+    monkeypatch.chdir(tmp_path)  # default output folders go under runs/
+    common = ["--model", "gresnetfc2", "--dataset", str(folder), "--train-examples", "40",
+              "--epochs", "1", "--batch-size", "16", "--verbose", "0"]
+    args = finetune.build_parser().parse_args(common + ["--weights", "none"])
+    pretrained_args = finetune.build_parser().parse_args(common + ["--weights", "x.weights.h5"])
+    # The baseline never resumes (or skips as finished) the pretrained run's folder.
+    assert finetune.default_out(args) == "runs/gresnetfc2-new_data-scratch-n40"
+    assert finetune.default_out(pretrained_args) == "runs/gresnetfc2-new_data-finetune-n40"
+    assert finetune.main(common + ["--weights", "none"]) == 0
+    out = tmp_path / "runs" / "gresnetfc2-new_data-scratch-n40"
     metrics = json.loads((out / "metrics.json").read_text())
     assert metrics["train_examples"] == 40 and metrics["num_examples"] == 18
-    assert metrics["base_weights"] == "none"
-    assert "--train-examples 40" in metrics["command"]
+    assert metrics["base_weights"] == "none" and "--train-examples 40" in metrics["command"]
     card = (out / "zoo" / "gresnetfc2.new_data" / "README.md").read_text()
     assert "trained from scratch" in card
+    with open(out / "log.csv") as f:
+        assert len(list(csv.DictReader(f))) == 1  # one epoch of ceil(40 / 16) steps ran
+
+
+def test_train_examples_is_a_seeded_random_subset_that_covers_the_classes(tmp_path):
+    import pytest
+
+    from keras_gated import datasets
+    from training.data import random_subset
+
+    # Image folders list their files class by class: the first 40 of 3 x 30 would miss one.
+    folder = make_image_folder(tmp_path / "new_data", shape=(8, 8, 1), per_class=(30, 6), classes=3)
+    ds, info = datasets.load(str(folder), "train")
+    assert {int(y) for _, y in ds.take(40).as_numpy_iterator()} == {0, 1}
+    subset = random_subset(ds, info.num_examples, 40, seed=0)
+    labels = [int(y) for _, y in subset.as_numpy_iterator()]
+    assert len(labels) == 40 and set(labels) == {0, 1, 2}
+    assert labels == [int(y) for _, y in subset.as_numpy_iterator()]  # same subset every pass
+    other = [int(y) for _, y in random_subset(ds, info.num_examples, 40, seed=1).as_numpy_iterator()]
+    assert other != labels
+    with pytest.raises(ValueError, match="Cannot draw 91 of 90"):
+        random_subset(ds, info.num_examples, 91, seed=0)
 
 
 def test_finetune_rejects_impossible_requests_with_a_message(tmp_path, capsys):
@@ -65,6 +93,7 @@ def test_finetune_rejects_impossible_requests_with_a_message(tmp_path, capsys):
     assert finetune.main(common + ["--weights", "none", "--freeze-backbone",
                                    "--out", str(tmp_path / "a")]) == 2
     assert "random features" in capsys.readouterr().err
+    assert not (tmp_path / "a").exists()  # refused before anything was written
     assert finetune.main(common + ["--weights", "none", "--train-examples", "11",
                                    "--out", str(tmp_path / "b")]) == 2
     assert "more than the 10 training examples" in capsys.readouterr().err

@@ -75,9 +75,36 @@ def test_release_of_a_twin_compares_both_cards_and_rewrites_the_readme(tmp_path,
             assert f"| `{cfg.weight_id}` | {100 * cfg.metrics['test_accuracy']:.2f} % |" in notes
     # The twin's weights (and so its sha256 pin) are untouched by the note.
     assert kg.weights.sha256_of(zoo / "gresnetfc2.tiny" / "model.weights.h5") == sha_before
+    assert registered["gresnetfc2.tiny"].sha256 == sha_before
     text = readme.read_text()
     assert text.startswith("# project\n") and text.endswith("\n\nmore\n")
     assert zoo_index.readme_block(registered.values()) in text
     with pytest.raises(SystemExit) as exit_info:  # --twin without --register: usage error
         release.main([str(runs["resnetfc2"]), "--twin", "gresnetfc2.tiny"])
     assert exit_info.value.code == 2
+
+
+def test_a_bad_twin_is_refused_before_anything_is_written(tmp_path, monkeypatch):
+    from keras_gated import datasets
+
+    folder = make_image_folder(tmp_path / "tiny", per_class=(40, 10))
+    original = datasets.load
+    monkeypatch.setattr(datasets, "load",
+                        lambda tag, split="train", **kw: original(str(folder), split, **kw))
+    cfgs = tmp_path / "pretrained_cfgs.py"
+    cfgs.write_text(release.CFGS_FILE.read_text().split("PRETRAINED_CFGS")[0]
+                    + "PRETRAINED_CFGS: tuple[PretrainedCfg, ...] = (\n)\n")
+    zoo = tmp_path / "zoo"
+    runs = {}
+    for model, epochs in (("gresnetfc2", "1"), ("resnetfc2", "2")):
+        runs[model] = tmp_path / "runs" / f"{model}.tiny"
+        assert train.main(["--model", model, "--dataset", str(folder), "--epochs", epochs,
+                           "--batch-size", "16", "--out", str(runs[model]), "--verbose", "0"]) == 0
+    release.release(runs["gresnetfc2"], zoo=zoo, register_in=cfgs)
+    before = cfgs.read_text()
+    with pytest.raises(ValueError, match="not released"):
+        release.release(runs["resnetfc2"], zoo=zoo, register_in=cfgs, twins=["plainnet2.tiny"])
+    with pytest.raises(ValueError, match="not twins"):  # 2 epochs vs 1
+        release.release(runs["resnetfc2"], zoo=zoo, register_in=cfgs, twins=["gresnetfc2.tiny"])
+    assert cfgs.read_text() == before and not (zoo / "resnetfc2.tiny").exists()
+    assert "Twin comparison" not in (zoo / "gresnetfc2.tiny" / "README.md").read_text()
