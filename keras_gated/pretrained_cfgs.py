@@ -94,4 +94,22 @@ PRETRAINED_CFGS: tuple[PretrainedCfg, ...] = (
         command='KERAS_BACKEND=jax python -m training.train --model resnetfc10 --dataset fashion_mnist --epochs 100',
     ),
     # <<< resnetfc10.fashion_mnist
+    # >>> preactresnet20.cifar10
+    PretrainedCfg(
+        weight_id='preactresnet20.cifar10',
+        dataset='CIFAR-10, JPEG q75 copy of the standard splits',
+        classes=10,
+        class_names=('airplane', 'automobile', 'bird', 'cat', 'deer', 'dog', 'frog', 'horse', 'ship', 'truck'),
+        input_shape=(32, 32, 3),
+        preprocessing='in-model (x - mean) / std on 0-255 pixels, mean=(125.3, 123.0, 113.9), std=(63.0, 62.1, 66.7)',
+        sha256='32b0344b00a47d739b1bd9478017719a42afcc5ad220ab337c0eed654a8b6f7a',
+        hf_hub_id='keras-gated/preactresnet20.cifar10',
+        revision=None,
+        file_name='model.weights.h5',
+        metrics={'test_accuracy': 0.8635, 'split': 'test', 'num_examples': 10000, 'model': 'preactresnet20', 'epochs': 40, 'recipe': 'preact_cifar [Residual Gates §3.2, Table 3 (ResNets): pre-act ResNets, He et al. 2016]: SGD(momentum=0.9, nesterov), lr 0.1 x0.1 at epochs [20.0, 30.0], weight decay 0.0001 (L2 5e-05 on all, k excluded), 40 epochs, batch 128, pad 4 (mean) + random crop, horizontal flip', 'strategy': 'default', 'backend': 'tensorflow', 'hardware': '2 CPU cores (x86_64); accelerators: none', 'wall_time_s': 6593.7, 'keras_version': '3.15.1'},
+        license='apache-2.0',
+        recipe='preact_cifar [Residual Gates §3.2, Table 3 (ResNets): pre-act ResNets, He et al. 2016]: SGD(momentum=0.9, nesterov), lr 0.1 x0.1 at epochs [20.0, 30.0], weight decay 0.0001 (L2 5e-05 on all, k excluded), 40 epochs, batch 128, pad 4 (mean) + random crop, horizontal flip',
+        command='KERAS_BACKEND=tensorflow python -m training.train --model preactresnet20 --dataset cifar10 --epochs 40',
+    ),
+    # <<< preactresnet20.cifar10
 )
