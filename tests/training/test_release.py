@@ -18,19 +18,33 @@ def _load_cfgs(path):
     return module.PRETRAINED_CFGS
 
 
-def test_release_writes_a_zoo_folder_and_registers_it(tmp_path, monkeypatch):
-    folder = make_image_folder(tmp_path / "tiny", per_class=(40, 10))
-    run = tmp_path / "runs" / "gresnetfc2.tiny"
-    assert train.main(["--model", "gresnetfc2", "--dataset", str(folder), "--epochs", "1",
-                       "--batch-size", "16", "--out", str(run), "--verbose", "0"]) == 0
-    cfgs = tmp_path / "pretrained_cfgs.py"  # a copy of the registry file, emptied
-    cfgs.write_text(release.CFGS_FILE.read_text().split("PRETRAINED_CFGS")[0]
-                    + "PRETRAINED_CFGS: tuple[PretrainedCfg, ...] = (\n)\n")
+@pytest.fixture
+def tiny(tmp_path, monkeypatch):
+    """A tiny image folder that every data tag loads, and an emptied copy of the registry
+    file; ``tiny.train(model, epochs)`` trains a run folder named ``<model>.tiny``."""
+    from types import SimpleNamespace
+
     from keras_gated import datasets
 
+    folder = make_image_folder(tmp_path / "tiny", per_class=(40, 10))
     original = datasets.load
     monkeypatch.setattr(datasets, "load",
                         lambda tag, split="train", **kw: original(str(folder), split, **kw))
+    cfgs = tmp_path / "pretrained_cfgs.py"
+    cfgs.write_text(release.CFGS_FILE.read_text().split("PRETRAINED_CFGS")[0]
+                    + "PRETRAINED_CFGS: tuple[PretrainedCfg, ...] = (\n)\n")
+
+    def train_run(model: str, epochs: int = 1):
+        run = tmp_path / "runs" / f"{model}.tiny"
+        assert train.main(["--model", model, "--dataset", str(folder), "--epochs", str(epochs),
+                           "--batch-size", "16", "--out", str(run), "--verbose", "0"]) == 0
+        return run
+
+    return SimpleNamespace(cfgs=cfgs, zoo=tmp_path / "zoo", train=train_run)
+
+
+def test_release_writes_a_zoo_folder_and_registers_it(tmp_path, tiny):
+    run, cfgs = tiny.train("gresnetfc2"), tiny.cfgs
     zoo = release.release(run, notes="Compare with the paper.", zoo=tmp_path / "zoo",
                           register_in=cfgs)
     assert "Compare with the paper." in (zoo / "README.md").read_text()
@@ -43,24 +57,13 @@ def test_release_writes_a_zoo_folder_and_registers_it(tmp_path, monkeypatch):
     assert registered[0].sha256 == kg.weights.sha256_of(zoo / "model.weights.h5")
 
 
-def test_release_of_a_twin_compares_both_cards_and_rewrites_the_readme(tmp_path, monkeypatch):
-    from keras_gated import datasets, zoo_index
+def test_release_of_a_twin_compares_both_cards_and_rewrites_the_readme(tmp_path, tiny):
+    from keras_gated import zoo_index
 
-    folder = make_image_folder(tmp_path / "tiny", per_class=(40, 10))
-    original = datasets.load
-    monkeypatch.setattr(datasets, "load",
-                        lambda tag, split="train", **kw: original(str(folder), split, **kw))
-    cfgs = tmp_path / "pretrained_cfgs.py"
-    cfgs.write_text(release.CFGS_FILE.read_text().split("PRETRAINED_CFGS")[0]
-                    + "PRETRAINED_CFGS: tuple[PretrainedCfg, ...] = (\n)\n")
+    cfgs, zoo = tiny.cfgs, tiny.zoo
     readme = tmp_path / "README.md"
     readme.write_text(f"# project\n\n{zoo_index.BEGIN}\n{zoo_index.END}\n\nmore\n")
-    zoo = tmp_path / "zoo"
-    runs = {}
-    for model in ("gresnetfc2", "resnetfc2"):
-        runs[model] = tmp_path / "runs" / f"{model}.tiny"
-        assert train.main(["--model", model, "--dataset", str(folder), "--epochs", "1",
-                           "--batch-size", "16", "--out", str(runs[model]), "--verbose", "0"]) == 0
+    runs = {model: tiny.train(model) for model in ("gresnetfc2", "resnetfc2")}
     release.release(runs["gresnetfc2"], notes="Gated.", zoo=zoo, register_in=cfgs, readme=readme)
     sha_before = kg.weights.sha256_of(zoo / "gresnetfc2.tiny" / "model.weights.h5")
     for _ in range(2):  # a second release replaces the comparison, never duplicates it
@@ -84,22 +87,9 @@ def test_release_of_a_twin_compares_both_cards_and_rewrites_the_readme(tmp_path,
     assert exit_info.value.code == 2
 
 
-def test_a_bad_twin_is_refused_before_anything_is_written(tmp_path, monkeypatch):
-    from keras_gated import datasets
-
-    folder = make_image_folder(tmp_path / "tiny", per_class=(40, 10))
-    original = datasets.load
-    monkeypatch.setattr(datasets, "load",
-                        lambda tag, split="train", **kw: original(str(folder), split, **kw))
-    cfgs = tmp_path / "pretrained_cfgs.py"
-    cfgs.write_text(release.CFGS_FILE.read_text().split("PRETRAINED_CFGS")[0]
-                    + "PRETRAINED_CFGS: tuple[PretrainedCfg, ...] = (\n)\n")
-    zoo = tmp_path / "zoo"
-    runs = {}
-    for model, epochs in (("gresnetfc2", "1"), ("resnetfc2", "2")):
-        runs[model] = tmp_path / "runs" / f"{model}.tiny"
-        assert train.main(["--model", model, "--dataset", str(folder), "--epochs", epochs,
-                           "--batch-size", "16", "--out", str(runs[model]), "--verbose", "0"]) == 0
+def test_a_bad_twin_is_refused_before_anything_is_written(tiny):
+    cfgs, zoo = tiny.cfgs, tiny.zoo
+    runs = {"gresnetfc2": tiny.train("gresnetfc2", 1), "resnetfc2": tiny.train("resnetfc2", 2)}
     release.release(runs["gresnetfc2"], zoo=zoo, register_in=cfgs)
     before = cfgs.read_text()
     with pytest.raises(ValueError, match="not released"):
