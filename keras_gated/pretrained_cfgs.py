@@ -112,4 +112,22 @@ PRETRAINED_CFGS: tuple[PretrainedCfg, ...] = (
         command='KERAS_BACKEND=tensorflow python -m training.train --model preactresnet20 --dataset cifar10 --epochs 40',
     ),
     # <<< preactresnet20.cifar10
+    # >>> gresnetfc10.fashion_mnist
+    PretrainedCfg(
+        weight_id='gresnetfc10.fashion_mnist',
+        dataset='Fashion-MNIST, the original IDX files (lossless)',
+        classes=10,
+        class_names=('T-shirt/top', 'Trouser', 'Pullover', 'Dress', 'Coat', 'Sandal', 'Shirt', 'Sneaker', 'Bag', 'Ankle boot'),
+        input_shape=(28, 28, 1),
+        preprocessing='in-model x * 0.00392156862745098 on 0-255 pixels',
+        sha256='4507cded6ffe12d35cf0c97d18daea75b1b54eb851dc410ce59a8e28e49a200f',
+        hf_hub_id='keras-gated/gresnetfc10.fashion_mnist',
+        revision=None,
+        file_name='model.weights.h5',
+        metrics={'test_accuracy': 0.8792, 'split': 'test', 'num_examples': 10000, 'model': 'gresnetfc10', 'epochs': 100, 'recipe': 'rg_mnist_fc [Residual Gates (Savarese & Figueiredo 2017) §3.1, Table 1: FC nets on MNIST]: Nadam(beta_1=0.9), lr 0.002 constant, no weight decay, 100 epochs, batch 128, no crop', 'strategy': 'default', 'backend': 'jax', 'hardware': '2 CPU cores (x86_64); accelerators: none', 'wall_time_s': 3419.4, 'keras_version': '3.15.1'},
+        license='apache-2.0',
+        recipe='rg_mnist_fc [Residual Gates (Savarese & Figueiredo 2017) §3.1, Table 1: FC nets on MNIST]: Nadam(beta_1=0.9), lr 0.002 constant, no weight decay, 100 epochs, batch 128, no crop',
+        command='KERAS_BACKEND=jax python -m training.train --model gresnetfc10 --dataset fashion_mnist --epochs 100',
+    ),
+    # <<< gresnetfc10.fashion_mnist
 )
