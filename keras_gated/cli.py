@@ -32,12 +32,12 @@ def _cmd_list(args: argparse.Namespace) -> int:
         print()
         print(planned_table())
         return 0
+    from keras_gated.weights import get_pretrained_cfg
+    from keras_gated.zoo_index import accuracy_text
+
     names = list_models(args.pattern, pretrained=args.pretrained)
     for name in names:
         if args.pretrained:
-            from keras_gated.weights import get_pretrained_cfg
-            from keras_gated.zoo_index import accuracy_text
-
             cfg = get_pretrained_cfg(name)
             print(f"{name:<28} {accuracy_text(cfg.metrics):>8} on {cfg.dataset} "
                   f"({cfg.metrics.get('split', 'test')} split)")

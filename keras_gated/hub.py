@@ -28,6 +28,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import shutil
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -348,8 +349,6 @@ def set_card_note(folder: str | os.PathLike, heading: str, markdown: str) -> Non
     replacing an earlier subsection of that heading (the weights are not touched, so their
     sha256 pin holds). E.g. the comparison of twins released one after the other. A
     folder that is already published must be published again afterwards."""
-    import re
-
     card_path = Path(folder) / CARD_FILE
     if not card_path.is_file():
         raise ValueError(f"{folder} has no model card ({CARD_FILE}): not a zoo folder.")

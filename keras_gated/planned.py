@@ -30,6 +30,7 @@ class PlannedWeights(WeightIdParts):
     strategy: str = "mirrored"
     model_kwargs: dict = field(default_factory=dict)  # as the recipe builds it
     caveat: str = ""  # what is still missing before the command can run
+
     def command(self) -> str:
         return (
             f"KERAS_BACKEND=tensorflow python -m training.train --model {self.arch} "

@@ -29,6 +29,12 @@ def accuracy_text(metrics: dict) -> str:
     return "?" if accuracy is None else f"{100 * accuracy:.2f} %"
 
 
+def _backend(metrics: dict) -> str:
+    """``"TF"``, ``"JAX"``, ``"PyTorch"`` (or the name as recorded, ``"?"`` when missing)."""
+    name = metrics.get("backend", "?")
+    return _BACKENDS.get(name, name)
+
+
 def _hours(seconds: float | None) -> str:
     if seconds is None:
         return "?"
@@ -44,11 +50,10 @@ def released_table(cfgs: Iterable[PretrainedCfg]) -> str:
     for cfg in sorted(cfgs, key=lambda c: (c.tag, c.weight_id)):
         m = cfg.metrics
         recipe = cfg.recipe.split(" ", 1)[0] if cfg.recipe else "?"
-        backend = _BACKENDS.get(m.get("backend", ""), m.get("backend", "?"))
         rows.append(
             f"| `{cfg.weight_id}` | {accuracy_text(m)} | {cfg.dataset} "
             f"({m.get('num_examples', 0):,}) | {recipe}, {m.get('epochs', '?')} | "
-            f"{backend} · {m.get('hardware', '?')} · {_hours(m.get('wall_time_s'))} |"
+            f"{_backend(m)} · {m.get('hardware', '?')} · {_hours(m.get('wall_time_s'))} |"
         )
     return "\n".join(rows)
 
@@ -85,7 +90,7 @@ def twin_note(cfgs: Iterable[PretrainedCfg]) -> str:
     for cfg in cfgs:
         m = cfg.metrics
         rows.append(f"| `{cfg.weight_id}` | {accuracy_text(m)} | "
-                    f"{m.get('epochs', '?')} | {_BACKENDS.get(m.get('backend', ''), '?')} | "
+                    f"{m.get('epochs', '?')} | {_backend(m)} | "
                     f"{_hours(m.get('wall_time_s'))} |")
     evaluate = " and ".join(f"`keras-gated evaluate {c.arch} --weights {c.tag} --dataset {c.tag}`"
                             for c in cfgs)

@@ -98,10 +98,11 @@ def release(run: Path, notes: str = "", zoo: Path = ROOT / "zoo",
     import keras_gated  # noqa: F401  (registers the layers)
     from keras_gated.evaluation import evaluate
     from keras_gated.hub import format_pretrained_cfg, pretrained_cfg_from_folder, save_zoo_folder
+    from keras_gated.weight_ids import split_weight_id
 
     metrics = json.loads((run / "metrics.json").read_text())
     weight_id = run.name
-    arch, _, tag = weight_id.partition(".")
+    arch, tag = split_weight_id(weight_id)
     if metrics.get("model") != arch:
         raise ValueError(f"{run} trained {metrics.get('model')!r}, not {arch!r}.")
     if twins:

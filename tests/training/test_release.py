@@ -1,6 +1,5 @@
 """python -m training.release: run folder -> zoo folder -> registered config."""
 
-import importlib.util
 import json
 
 import pytest
@@ -9,13 +8,6 @@ import keras_gated as kg
 from keras_gated.weights import PretrainedCfg
 from tests.helpers import make_image_folder
 from training import release, train
-
-
-def _load_cfgs(path):
-    spec = importlib.util.spec_from_file_location("cfgs_under_test", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.PRETRAINED_CFGS
 
 
 @pytest.fixture
@@ -51,7 +43,7 @@ def test_release_writes_a_zoo_folder_and_registers_it(tmp_path, tiny):
     release.release(run, zoo=tmp_path / "zoo", register_in=cfgs)  # replaces, not duplicates
     assert json.loads((zoo / "metrics.json").read_text())["test_accuracy"] == json.loads(
         (run / "metrics.json").read_text())["test_accuracy"]
-    registered = _load_cfgs(cfgs)
+    registered = release.registered_cfgs(cfgs)
     assert len(registered) == 1 and isinstance(registered[0], PretrainedCfg)
     assert registered[0].weight_id == "gresnetfc2.tiny"
     assert registered[0].sha256 == kg.weights.sha256_of(zoo / "model.weights.h5")
@@ -69,7 +61,7 @@ def test_release_of_a_twin_compares_both_cards_and_rewrites_the_readme(tmp_path,
     for _ in range(2):  # a second release replaces the comparison, never duplicates it
         release.release(runs["resnetfc2"], notes="Ungated.", zoo=zoo, register_in=cfgs,
                         readme=readme, twins=["gresnetfc2.tiny"])
-    registered = {cfg.weight_id: cfg for cfg in _load_cfgs(cfgs)}
+    registered = {cfg.weight_id: cfg for cfg in release.registered_cfgs(cfgs)}
     for weight_id, own_note in (("gresnetfc2.tiny", "Gated."), ("resnetfc2.tiny", "Ungated.")):
         card = (zoo / weight_id / "README.md").read_text()
         assert own_note in card and card.count("### Twin comparison") == 1
