@@ -76,7 +76,8 @@ class ComputeEstimate:
     def describe(self) -> str:
         return (
             f"estimate: {self.forward_macs / 1e9:.2f} GMACs per image (counted) × 3 "
-            f"(forward + backward) × {self.examples_per_epoch:,} images × {self.epochs} epochs "
+            f"(forward + backward) × 2 FLOPs per MAC × {self.examples_per_epoch:,} images × "
+            f"{self.epochs} epochs "
             f"= {self.training_flops:.2e} FLOPs ≈ {math.ceil(self.gpu_hours * 10) / 10} "
             f"GPU-hours on an {ASSUMED_GPU}"
         )

@@ -35,3 +35,7 @@ def test_estimate_is_labelled_and_consistent():
     assert est.training_flops == 6 * 10**9 * 1000 * 2
     assert est.gpu_hours == pytest.approx(est.training_flops / ASSUMED_GPU_FLOPS / 3600)
     assert est.describe().startswith("estimate:") and "assumed" in est.describe()
+    # The printed factors multiply to the printed total (forward + backward, 2 FLOPs per MAC).
+    text = est.describe()
+    assert "× 3 (forward + backward) × 2 FLOPs per MAC × 1,000 images × 2 epochs" in text
+    assert "= 1.20e+13 FLOPs" in text
