@@ -130,4 +130,22 @@ PRETRAINED_CFGS: tuple[PretrainedCfg, ...] = (
         command='KERAS_BACKEND=jax python -m training.train --model gresnetfc10 --dataset fashion_mnist --epochs 100',
     ),
     # <<< gresnetfc10.fashion_mnist
+    # >>> highwayfc10.fashion_mnist
+    PretrainedCfg(
+        weight_id='highwayfc10.fashion_mnist',
+        dataset='Fashion-MNIST, the original IDX files (lossless)',
+        classes=10,
+        class_names=('T-shirt/top', 'Trouser', 'Pullover', 'Dress', 'Coat', 'Sandal', 'Shirt', 'Sneaker', 'Bag', 'Ankle boot'),
+        input_shape=(28, 28, 1),
+        preprocessing='in-model x * 0.00392156862745098 on 0-255 pixels',
+        sha256='a255de687a030957b632759b047ba855d2b89fa25a171c1214f0808eedf40def',
+        hf_hub_id='keras-gated/highwayfc10.fashion_mnist',
+        revision=None,
+        file_name='model.weights.h5',
+        metrics={'test_accuracy': 0.8723, 'split': 'test', 'num_examples': 10000, 'model': 'highwayfc10', 'epochs': 100, 'recipe': 'rg_mnist_fc [Residual Gates (Savarese & Figueiredo 2017) §3.1, Table 1: FC nets on MNIST]: Nadam(beta_1=0.9), lr 0.002 constant, no weight decay, 100 epochs, batch 128, no crop', 'strategy': 'default', 'backend': 'jax', 'hardware': '2 CPU cores (x86_64); accelerators: none', 'wall_time_s': 2687.5, 'keras_version': '3.15.1'},
+        license='apache-2.0',
+        recipe='rg_mnist_fc [Residual Gates (Savarese & Figueiredo 2017) §3.1, Table 1: FC nets on MNIST]: Nadam(beta_1=0.9), lr 0.002 constant, no weight decay, 100 epochs, batch 128, no crop',
+        command='KERAS_BACKEND=jax python -m training.train --model highwayfc10 --dataset fashion_mnist --epochs 100',
+    ),
+    # <<< highwayfc10.fashion_mnist
 )
