@@ -32,13 +32,24 @@ class WallClock:
         self.path.write_text(json.dumps({"wall_time_s": round(self.total(), 1)}))
 
 
+def cpu_cores() -> str:
+    """The CPU cores this process may run on, e.g. "2 CPU cores" or, pinned by taskset or a
+    container's cpuset, "1 of 2 CPU cores"."""
+    total = os.cpu_count() or 1
+    try:
+        usable = len(os.sched_getaffinity(0))
+    except AttributeError:  # no affinity API (macOS, Windows)
+        usable = total
+    return f"{total} CPU cores" if usable >= total else f"{usable} of {total} CPU cores"
+
+
 def hardware() -> str:
     try:
         devices = keras.distribution.list_devices()
     except (AttributeError, NotImplementedError, ValueError):  # no keras.distribution on torch
         devices = []
     accelerators = [d for d in devices if "cpu" not in d.lower()]
-    cpu = f"{os.cpu_count()} CPU cores ({platform.machine()})"
+    cpu = f"{cpu_cores()} ({platform.machine()})"
     return f"{cpu}; accelerators: {', '.join(accelerators) if accelerators else 'none'}"
 
 
