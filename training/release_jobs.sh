@@ -20,8 +20,8 @@
 # 2-core machine they train fastest as two single-core queues:
 #
 #   export XLA_FLAGS="--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
-#   nohup taskset -c 0 bash training/release_jobs.sh fashion_mnist plainnet50 resnetfc50 highwayfc50 &
-#   nohup taskset -c 1 bash training/release_jobs.sh fashion_mnist gplainnet50 gresnetfc50 &
+#   nohup taskset -c 0 bash training/release_jobs.sh fashion_mnist plainnet50 highwayfc50 &
+#   nohup taskset -c 1 bash training/release_jobs.sh fashion_mnist gplainnet50 resnetfc50 gresnetfc50 &
 set -u
 cd "$(dirname "$0")/.."
 LOG_DIR=${LOG_DIR:-../logs}
