@@ -148,4 +148,40 @@ PRETRAINED_CFGS: tuple[PretrainedCfg, ...] = (
         command='KERAS_BACKEND=jax python -m training.train --model highwayfc10 --dataset fashion_mnist --epochs 100',
     ),
     # <<< highwayfc10.fashion_mnist
+    # >>> plainnet50.fashion_mnist
+    PretrainedCfg(
+        weight_id='plainnet50.fashion_mnist',
+        dataset='Fashion-MNIST, the original IDX files (lossless)',
+        classes=10,
+        class_names=('T-shirt/top', 'Trouser', 'Pullover', 'Dress', 'Coat', 'Sandal', 'Shirt', 'Sneaker', 'Bag', 'Ankle boot'),
+        input_shape=(28, 28, 1),
+        preprocessing='in-model x * 0.00392156862745098 on 0-255 pixels',
+        sha256='7c12f5ae77a73d9c805e51a99437aa6b665e3e8fdbece6f84191bf8e01c965c8',
+        hf_hub_id='keras-gated/plainnet50.fashion_mnist',
+        revision=None,
+        file_name='model.weights.h5',
+        metrics={'test_accuracy': 0.1356, 'split': 'test', 'num_examples': 10000, 'model': 'plainnet50', 'epochs': 100, 'recipe': 'rg_mnist_fc [Residual Gates (Savarese & Figueiredo 2017) §3.1, Table 1: FC nets on MNIST]: Nadam(beta_1=0.9), lr 0.002 constant, no weight decay, 100 epochs, batch 128, no crop', 'strategy': 'default', 'backend': 'jax', 'hardware': '1 of 2 CPU cores (x86_64); accelerators: none', 'wall_time_s': 1062.0, 'keras_version': '3.15.1'},
+        license='apache-2.0',
+        recipe='rg_mnist_fc [Residual Gates (Savarese & Figueiredo 2017) §3.1, Table 1: FC nets on MNIST]: Nadam(beta_1=0.9), lr 0.002 constant, no weight decay, 100 epochs, batch 128, no crop',
+        command='KERAS_BACKEND=jax python -m training.train --model plainnet50 --dataset fashion_mnist --epochs 100',
+    ),
+    # <<< plainnet50.fashion_mnist
+    # >>> gplainnet50.fashion_mnist
+    PretrainedCfg(
+        weight_id='gplainnet50.fashion_mnist',
+        dataset='Fashion-MNIST, the original IDX files (lossless)',
+        classes=10,
+        class_names=('T-shirt/top', 'Trouser', 'Pullover', 'Dress', 'Coat', 'Sandal', 'Shirt', 'Sneaker', 'Bag', 'Ankle boot'),
+        input_shape=(28, 28, 1),
+        preprocessing='in-model x * 0.00392156862745098 on 0-255 pixels',
+        sha256='0ec6c3830c7d1e4f72c53c6363a0956f14713ed38c0bee85222f02b28f2082e8',
+        hf_hub_id='keras-gated/gplainnet50.fashion_mnist',
+        revision=None,
+        file_name='model.weights.h5',
+        metrics={'test_accuracy': 0.4364, 'split': 'test', 'num_examples': 10000, 'model': 'gplainnet50', 'epochs': 100, 'recipe': 'rg_mnist_fc [Residual Gates (Savarese & Figueiredo 2017) §3.1, Table 1: FC nets on MNIST]: Nadam(beta_1=0.9), lr 0.002 constant, no weight decay, 100 epochs, batch 128, no crop', 'strategy': 'default', 'backend': 'jax', 'hardware': '1 of 2 CPU cores (x86_64); accelerators: none', 'wall_time_s': 1385.7, 'keras_version': '3.15.1'},
+        license='apache-2.0',
+        recipe='rg_mnist_fc [Residual Gates (Savarese & Figueiredo 2017) §3.1, Table 1: FC nets on MNIST]: Nadam(beta_1=0.9), lr 0.002 constant, no weight decay, 100 epochs, batch 128, no crop',
+        command='KERAS_BACKEND=jax python -m training.train --model gplainnet50 --dataset fashion_mnist --epochs 100',
+    ),
+    # <<< gplainnet50.fashion_mnist
 )
