@@ -184,4 +184,22 @@ PRETRAINED_CFGS: tuple[PretrainedCfg, ...] = (
         command='KERAS_BACKEND=jax python -m training.train --model gplainnet50 --dataset fashion_mnist --epochs 100',
     ),
     # <<< gplainnet50.fashion_mnist
+    # >>> resnetfc50.fashion_mnist
+    PretrainedCfg(
+        weight_id='resnetfc50.fashion_mnist',
+        dataset='Fashion-MNIST, the original IDX files (lossless)',
+        classes=10,
+        class_names=('T-shirt/top', 'Trouser', 'Pullover', 'Dress', 'Coat', 'Sandal', 'Shirt', 'Sneaker', 'Bag', 'Ankle boot'),
+        input_shape=(28, 28, 1),
+        preprocessing='in-model x * 0.00392156862745098 on 0-255 pixels',
+        sha256='b42111eafaf4f080c944d5ebb8def842457451d340e1118bde7a58868ec699cd',
+        hf_hub_id='keras-gated/resnetfc50.fashion_mnist',
+        revision=None,
+        file_name='model.weights.h5',
+        metrics={'test_accuracy': 0.8796, 'split': 'test', 'num_examples': 10000, 'model': 'resnetfc50', 'epochs': 100, 'recipe': 'rg_mnist_fc [Residual Gates (Savarese & Figueiredo 2017) §3.1, Table 1: FC nets on MNIST]: Nadam(beta_1=0.9), lr 0.002 constant, no weight decay, 100 epochs, batch 128, no crop', 'strategy': 'default', 'backend': 'jax', 'hardware': '1 of 2 CPU cores (x86_64); accelerators: none', 'wall_time_s': 1039.7, 'keras_version': '3.15.1'},
+        license='apache-2.0',
+        recipe='rg_mnist_fc [Residual Gates (Savarese & Figueiredo 2017) §3.1, Table 1: FC nets on MNIST]: Nadam(beta_1=0.9), lr 0.002 constant, no weight decay, 100 epochs, batch 128, no crop',
+        command='KERAS_BACKEND=jax python -m training.train --model resnetfc50 --dataset fashion_mnist --epochs 100',
+    ),
+    # <<< resnetfc50.fashion_mnist
 )
