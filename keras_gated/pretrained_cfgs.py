@@ -202,4 +202,22 @@ PRETRAINED_CFGS: tuple[PretrainedCfg, ...] = (
         command='KERAS_BACKEND=jax python -m training.train --model resnetfc50 --dataset fashion_mnist --epochs 100',
     ),
     # <<< resnetfc50.fashion_mnist
+    # >>> highwayfc50.fashion_mnist
+    PretrainedCfg(
+        weight_id='highwayfc50.fashion_mnist',
+        dataset='Fashion-MNIST, the original IDX files (lossless)',
+        classes=10,
+        class_names=('T-shirt/top', 'Trouser', 'Pullover', 'Dress', 'Coat', 'Sandal', 'Shirt', 'Sneaker', 'Bag', 'Ankle boot'),
+        input_shape=(28, 28, 1),
+        preprocessing='in-model x * 0.00392156862745098 on 0-255 pixels',
+        sha256='4c937ac0ddf4319c64587497ab2e521ba40ce64f596cef6e7b55a7d07d462c1b',
+        hf_hub_id='keras-gated/highwayfc50.fashion_mnist',
+        revision=None,
+        file_name='model.weights.h5',
+        metrics={'test_accuracy': 0.1, 'split': 'test', 'num_examples': 10000, 'model': 'highwayfc50', 'epochs': 100, 'recipe': 'rg_mnist_fc [Residual Gates (Savarese & Figueiredo 2017) §3.1, Table 1: FC nets on MNIST]: Nadam(beta_1=0.9), lr 0.002 constant, no weight decay, 100 epochs, batch 128, no crop', 'strategy': 'default', 'backend': 'jax', 'hardware': '1 of 2 CPU cores (x86_64); accelerators: none', 'wall_time_s': 2096.5, 'keras_version': '3.15.1'},
+        license='apache-2.0',
+        recipe='rg_mnist_fc [Residual Gates (Savarese & Figueiredo 2017) §3.1, Table 1: FC nets on MNIST]: Nadam(beta_1=0.9), lr 0.002 constant, no weight decay, 100 epochs, batch 128, no crop',
+        command='KERAS_BACKEND=jax python -m training.train --model highwayfc50 --dataset fashion_mnist --epochs 100',
+    ),
+    # <<< highwayfc50.fashion_mnist
 )
