@@ -41,6 +41,8 @@ def _cmd_list(args: argparse.Namespace) -> int:
             cfg = get_pretrained_cfg(name)
             print(f"{name:<28} {accuracy_text(cfg.metrics):>8} on {cfg.dataset} "
                   f"({cfg.metrics.get('split', 'test')} split)")
+            if cfg.caveat:
+                print(f"{'':<28} caveat: {cfg.caveat}")
         else:
             print(f"{name:<22} {get_model_entry(name).description}")
     if not names:

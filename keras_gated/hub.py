@@ -369,6 +369,24 @@ def set_card_note(folder: str | os.PathLike, heading: str, markdown: str) -> Non
     card_path.write_text(text)
 
 
+def set_caveat(folder: str | os.PathLike, caveat: str) -> None:
+    """Record ``caveat`` in a zoo folder's card (front matter, read into
+    ``PretrainedCfg.caveat``: a warning whenever the weights are loaded); ``""`` removes
+    it. Re-register the folder afterwards; the weights and their sha256 pin are untouched."""
+    from huggingface_hub import ModelCard
+
+    card_path = Path(folder) / CARD_FILE
+    card = ModelCard.load(card_path)
+    info = getattr(card.data, CARD_KEY, None)
+    if not isinstance(info, dict):
+        raise ValueError(f"{card_path} has no `{CARD_KEY}` front-matter block.")
+    info = {k: v for k, v in info.items() if k != "caveat"}
+    if caveat.strip():
+        info["caveat"] = " ".join(caveat.split())
+    setattr(card.data, CARD_KEY, info)
+    card.save(card_path)
+
+
 def check_zoo_folder(folder: str | os.PathLike) -> list[str]:
     """The files of a zoo folder, checked: the required ones exist, nothing else but a
     training log (and Keras ``assets/``), metrics.json follows the schema."""
@@ -417,6 +435,7 @@ def pretrained_cfg_from_folder(
         license=card.get("license", ""),
         recipe=info["recipe"],
         command=metrics["command"],
+        caveat=info.get("caveat", ""),
     )
 
 

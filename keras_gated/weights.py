@@ -33,6 +33,7 @@ import fnmatch
 import hashlib
 import os
 import re
+import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -77,6 +78,9 @@ class PretrainedCfg(WeightIdParts):
         file_name: the weight file in the repo / zoo folder.
         metrics: the measured metrics (``metrics.json``), accuracy as a fraction.
         license, recipe, command: how it was made (the command reproduces it).
+        caveat: empty for a sound checkpoint; otherwise a warning given whenever the
+            weights are loaded (e.g. a run that did not converge, released as the record
+            of that result).
     """
 
     weight_id: str
@@ -93,6 +97,7 @@ class PretrainedCfg(WeightIdParts):
     license: str = "apache-2.0"
     recipe: str = ""
     command: str = ""
+    caveat: str = ""
 
     def __post_init__(self) -> None:
         if not _WEIGHT_ID.match(self.weight_id):
@@ -404,6 +409,8 @@ def resolve_weights_file(arch: str, weights: str | os.PathLike) -> tuple[Path, s
         return download_hf_weights(ref), str(ref)
     if f"{arch}.{weights}" in _registry():  # a tag wins over a same-named local folder
         cfg = get_pretrained_cfg(f"{arch}.{weights}")
+        if cfg.caveat:
+            warnings.warn(f"Weights {cfg.weight_id}: {cfg.caveat}", UserWarning, stacklevel=4)
         return resolve_pretrained_file(cfg), f"weights {cfg.weight_id}"
     local = local_weights_file(weights)
     if local is None:

@@ -23,6 +23,9 @@ PLANNED_INTRO = ("Planned: these need a GPU host. Asking for one raises an error
 _BACKENDS = {"tensorflow": "TF", "jax": "JAX", "torch": "PyTorch"}
 
 
+CAVEAT_MARK = " (caveat: see its card)"  # a PretrainedCfg with a caveat: e.g. did not converge
+
+
 def accuracy_text(metrics: dict) -> str:
     """``"86.54 %"``, or ``"?"`` for a config without a measured accuracy."""
     accuracy = metrics.get("test_accuracy")
@@ -51,7 +54,7 @@ def released_table(cfgs: Iterable[PretrainedCfg]) -> str:
         m = cfg.metrics
         recipe = cfg.recipe.split(" ", 1)[0] if cfg.recipe else "?"
         rows.append(
-            f"| `{cfg.weight_id}` | {accuracy_text(m)} | {cfg.dataset} "
+            f"| `{cfg.weight_id}` | {accuracy_text(m)}{CAVEAT_MARK if cfg.caveat else ''} | {cfg.dataset} "
             f"({m.get('num_examples', 0):,}) | {recipe}, {m.get('epochs', '?')} | "
             f"{_backend(m)} · {m.get('hardware', '?')} · {_hours(m.get('wall_time_s'))} |"
         )

@@ -31,7 +31,8 @@ def test_released_table_has_every_weight_and_its_measured_accuracy():
     for cfg in _cfgs():
         row = next(line for line in table.splitlines() if f"`{cfg.weight_id}`" in line)
         cells = [cell.strip() for cell in row.strip("|").split("|")]
-        assert cells[1] == f"{100 * cfg.metrics['test_accuracy']:.2f} %"
+        mark = zoo_index.CAVEAT_MARK if cfg.caveat else ""  # e.g. a run that did not converge
+        assert cells[1] == f"{100 * cfg.metrics['test_accuracy']:.2f} %{mark}"
         assert cfg.dataset in cells[2] and cells[3].endswith(f", {cfg.metrics['epochs']}")
     assert len(table.splitlines()) == 2 + len(_cfgs())
 
@@ -66,6 +67,8 @@ def test_cli_lists_released_weights_with_accuracy_and_markdown(capsys):
     out = capsys.readouterr().out
     for cfg in _cfgs():
         assert cfg.weight_id in out and f"{100 * cfg.metrics['test_accuracy']:.2f} %" in out
+        assert not cfg.caveat or f"caveat: {cfg.caveat}" in out
+    assert out.count("caveat: ") == sum(bool(cfg.caveat) for cfg in _cfgs())
     assert cli_main(["list", "--pretrained", "--markdown"]) == 0
     assert zoo_index.released_table(_cfgs()) in capsys.readouterr().out
 

@@ -24,6 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 CFGS_FILE = ROOT / "keras_gated" / "pretrained_cfgs.py"
 README = ROOT / "README.md"
 TOLERANCE = 0.001  # 0.1 percentage point
+CAVEAT_HEADING = "Caveat"
 
 
 def register(cfg_source: str, weight_id: str, path: Path = CFGS_FILE) -> None:
@@ -90,14 +91,20 @@ def write_twin_notes(weight_ids: Sequence[str], zoo: Path = ROOT / "zoo",
 
 def release(run: Path, notes: str = "", zoo: Path = ROOT / "zoo",
             register_in: Path | None = None, readme: Path | None = None,
-            twins: Sequence[str] = ()) -> Path:
+            twins: Sequence[str] = (), caveat: str = "") -> Path:
     import shutil
 
     import keras
 
     import keras_gated  # noqa: F401  (registers the layers)
     from keras_gated.evaluation import evaluate
-    from keras_gated.hub import format_pretrained_cfg, pretrained_cfg_from_folder, save_zoo_folder
+    from keras_gated.hub import (
+        format_pretrained_cfg,
+        pretrained_cfg_from_folder,
+        save_zoo_folder,
+        set_caveat,
+        set_card_note,
+    )
     from keras_gated.weight_ids import split_weight_id
 
     metrics = json.loads((run / "metrics.json").read_text())
@@ -129,6 +136,9 @@ def release(run: Path, notes: str = "", zoo: Path = ROOT / "zoo",
             f"`keras-gated evaluate` measures {measured:.4f} on the released folder, "
             f"metrics.json says {metrics['test_accuracy']:.4f}: not released."
         )
+    if caveat.strip():
+        set_caveat(folder, caveat)
+        set_card_note(folder, CAVEAT_HEADING, caveat)
     print(f"wrote {folder}: test accuracy {metrics['test_accuracy']:.4f} "
           f"(keras-gated evaluate: {measured:.4f})")
     source = format_pretrained_cfg(pretrained_cfg_from_folder(folder))
@@ -147,6 +157,29 @@ def release(run: Path, notes: str = "", zoo: Path = ROOT / "zoo",
     return folder
 
 
+def amend_caveat(folder: Path, caveat: str, register_in: Path = CFGS_FILE,
+                 readme: Path | None = README) -> None:
+    """Set (or, with ``""``, clear) the caveat of a released zoo folder and re-register it:
+    its weights, sha256 pin, Hub id and revision stay as registered."""
+    from keras_gated.hub import format_pretrained_cfg, pretrained_cfg_from_folder, set_caveat, set_card_note
+
+    weight_id = folder.name
+    registered = {cfg.weight_id: cfg for cfg in registered_cfgs(register_in)}
+    if weight_id not in registered:
+        raise ValueError(f"{weight_id} is not registered in {register_in}: release it first.")
+    old = registered[weight_id]
+    set_caveat(folder, caveat)
+    if caveat.strip():
+        set_card_note(folder, CAVEAT_HEADING, caveat)
+    cfg = pretrained_cfg_from_folder(folder, hf_hub_id=old.hf_hub_id, revision=old.revision)
+    if cfg.sha256 != old.sha256:
+        raise ValueError(f"{folder}'s weights differ from the registered ones (sha256): "
+                         "release the run again instead.")
+    register(format_pretrained_cfg(cfg), weight_id, register_in)
+    if readme is not None:
+        update_readme_tables(readme, register_in)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m training.release", description=__doc__.split("\n")[0])
     parser.add_argument("run", type=Path, help="a finished run folder, named by weight id")
@@ -157,13 +190,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--twin", action="append", default=[], metavar="WEIGHT_ID",
                         help="a released twin (same recipe, budget, seed, data): both cards get "
                         "the comparison table (needs --register)")
+    parser.add_argument("--caveat", default="",
+                        help="a warning given whenever the weights are loaded (e.g. the run did "
+                        "not converge); also written into the card")
+    parser.add_argument("--amend", action="store_true",
+                        help="RUN is a released zoo/<weight id> folder: only set its --caveat "
+                        "(empty: clear it) and register it again")
     args = parser.parse_args(argv)
+    if args.amend:
+        try:
+            amend_caveat(args.run, args.caveat)
+        except ValueError as error:
+            print(f"training.release: error: {error}", file=sys.stderr)
+            return 2
+        print(f"{args.run.name}: caveat {'set' if args.caveat.strip() else 'cleared'}, registered again")
+        return 0
     if args.twin and not args.register:
         parser.error("--twin needs --register (the comparison reads the registered metrics)")
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     try:
         release(args.run, args.notes, register_in=CFGS_FILE if args.register else None,
-                readme=README if args.register else None, twins=args.twin)
+                readme=README if args.register else None, twins=args.twin, caveat=args.caveat)
     except ValueError as error:
         print(f"training.release: error: {error}", file=sys.stderr)
         return 2

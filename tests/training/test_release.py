@@ -90,3 +90,37 @@ def test_a_bad_twin_is_refused_before_anything_is_written(tiny):
         release.release(runs["resnetfc2"], zoo=zoo, register_in=cfgs, twins=["gresnetfc2.tiny"])
     assert cfgs.read_text() == before and not (zoo / "resnetfc2.tiny").exists()
     assert "Twin comparison" not in (zoo / "gresnetfc2.tiny" / "README.md").read_text()
+
+
+def test_caveat_is_carded_registered_warned_on_load_and_amendable(tmp_path, tiny, monkeypatch):
+    import warnings
+
+    from keras_gated import zoo_index
+    from keras_gated.weights import pretrained_cfgs_overlay
+
+    cfgs, zoo = tiny.cfgs, tiny.zoo
+    readme = tmp_path / "README.md"
+    readme.write_text(f"{zoo_index.BEGIN}\n{zoo_index.END}\n")
+    run = tiny.train("gresnetfc2")
+    folder = release.release(run, zoo=zoo, register_in=cfgs, readme=readme,
+                             caveat="did not converge (a test).")
+    [cfg] = release.registered_cfgs(cfgs)
+    assert cfg.caveat == "did not converge (a test)."
+    assert "### Caveat\n\ndid not converge (a test)." in (folder / "README.md").read_text()
+    assert zoo_index.CAVEAT_MARK in readme.read_text()
+    monkeypatch.setenv("KERAS_GATED_ZOO", str(zoo))
+    with pretrained_cfgs_overlay(cfg), pytest.warns(UserWarning, match="did not converge"):
+        kg.create_model("gresnetfc2", weights="tiny")  # the registered tag
+    sha = cfg.sha256
+
+    # Amending clears it (weights, pin and Hub fields unchanged); then nothing warns.
+    release.amend_caveat(folder, "", register_in=cfgs, readme=readme)
+    [cfg] = release.registered_cfgs(cfgs)
+    assert cfg.caveat == "" and cfg.sha256 == sha
+    assert zoo_index.CAVEAT_MARK not in readme.read_text()
+    with pretrained_cfgs_overlay(cfg), warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        kg.create_model("gresnetfc2", weights="tiny")
+
+    with pytest.raises(ValueError, match="not registered"):
+        release.amend_caveat(zoo / "resnetfc2.tiny", "x", register_in=cfgs, readme=None)
