@@ -347,14 +347,17 @@ def save_zoo_folder(
 def set_card_note(folder: str | os.PathLike, heading: str, markdown: str) -> None:
     """Write ``### heading`` + ``markdown`` into the "Notes" section of a zoo folder's card,
     replacing an earlier subsection of that heading (the weights are not touched, so their
-    sha256 pin holds). E.g. the comparison of twins released one after the other. A
-    folder that is already published must be published again afterwards."""
+    sha256 pin holds); an empty ``markdown`` removes the subsection. E.g. the comparison of
+    twins released one after the other. A folder that is already published must be
+    published again afterwards."""
     card_path = Path(folder) / CARD_FILE
     if not card_path.is_file():
         raise ValueError(f"{folder} has no model card ({CARD_FILE}): not a zoo folder.")
     text = card_path.read_text()
-    subsection = f"### {heading}\n\n{markdown.strip()}\n\n"
+    subsection = f"### {heading}\n\n{markdown.strip()}\n\n" if markdown.strip() else ""
     found = re.search(rf"(?m)^### {re.escape(heading)}\n", text)
+    if not found and not subsection:
+        return
     if found:  # replace it, up to the next heading of level 2 or 3 (or the end)
         following = re.compile(r"(?m)^#{2,3} ").search(text, found.end())
         stop = following.start() if following else len(text)

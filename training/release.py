@@ -161,20 +161,25 @@ def amend_caveat(folder: Path, caveat: str, register_in: Path = CFGS_FILE,
                  readme: Path | None = README) -> None:
     """Set (or, with ``""``, clear) the caveat of a released zoo folder and re-register it:
     its weights, sha256 pin, Hub id and revision stay as registered."""
-    from keras_gated.hub import format_pretrained_cfg, pretrained_cfg_from_folder, set_caveat, set_card_note
+    from keras_gated.hub import (
+        format_pretrained_cfg,
+        pretrained_cfg_from_folder,
+        set_caveat,
+        set_card_note,
+    )
+    from keras_gated.weights import sha256_of
 
     weight_id = folder.name
     registered = {cfg.weight_id: cfg for cfg in registered_cfgs(register_in)}
     if weight_id not in registered:
         raise ValueError(f"{weight_id} is not registered in {register_in}: release it first.")
     old = registered[weight_id]
-    set_caveat(folder, caveat)
-    if caveat.strip():
-        set_card_note(folder, CAVEAT_HEADING, caveat)
-    cfg = pretrained_cfg_from_folder(folder, hf_hub_id=old.hf_hub_id, revision=old.revision)
-    if cfg.sha256 != old.sha256:
+    if sha256_of(folder / old.file_name) != old.sha256:  # checked before anything is written
         raise ValueError(f"{folder}'s weights differ from the registered ones (sha256): "
                          "release the run again instead.")
+    set_caveat(folder, caveat)
+    set_card_note(folder, CAVEAT_HEADING, caveat)  # "" removes the note
+    cfg = pretrained_cfg_from_folder(folder, hf_hub_id=old.hf_hub_id, revision=old.revision)
     register(format_pretrained_cfg(cfg), weight_id, register_in)
     if readme is not None:
         update_readme_tables(readme, register_in)

@@ -118,9 +118,16 @@ def test_caveat_is_carded_registered_warned_on_load_and_amendable(tmp_path, tiny
     [cfg] = release.registered_cfgs(cfgs)
     assert cfg.caveat == "" and cfg.sha256 == sha
     assert zoo_index.CAVEAT_MARK not in readme.read_text()
+    assert "### Caveat" not in (folder / "README.md").read_text()
     with pretrained_cfgs_overlay(cfg), warnings.catch_warnings():
         warnings.simplefilter("error", UserWarning)
         kg.create_model("gresnetfc2", weights="tiny")
 
     with pytest.raises(ValueError, match="not registered"):
         release.amend_caveat(zoo / "resnetfc2.tiny", "x", register_in=cfgs, readme=None)
+    card = (folder / "README.md").read_text()
+    with (folder / "model.weights.h5").open("ab") as f:
+        f.write(b"changed")
+    with pytest.raises(ValueError, match="differ from the registered"):
+        release.amend_caveat(folder, "x", register_in=cfgs, readme=None)
+    assert (folder / "README.md").read_text() == card  # refused before anything was written
