@@ -242,4 +242,23 @@ PRETRAINED_CFGS: tuple[PretrainedCfg, ...] = (
         caveat='',
     ),
     # <<< gresnetfc50.fashion_mnist
+    # >>> gwrn_16_2.cifar10
+    PretrainedCfg(
+        weight_id='gwrn_16_2.cifar10',
+        dataset='CIFAR-10, JPEG q75 copy of the standard splits',
+        classes=10,
+        class_names=('airplane', 'automobile', 'bird', 'cat', 'deer', 'dog', 'frog', 'horse', 'ship', 'truck'),
+        input_shape=(32, 32, 3),
+        preprocessing='in-model (x - mean) / std on 0-255 pixels, mean=(125.3, 123.0, 113.9), std=(63.0, 62.1, 66.7)',
+        sha256='25a6d61992590e906b743b8f17aca1e928eb5ae7fddb04763d8bd3301e73c7cb',
+        hf_hub_id='keras-gated/gwrn_16_2.cifar10',
+        revision=None,
+        file_name='model.weights.h5',
+        metrics={'test_accuracy': 0.8731, 'split': 'test', 'num_examples': 10000, 'model': 'gwrn_16_2', 'epochs': 30, 'recipe': 'wrn_cifar [Residual Gates §3.2, Tables 3-6 (Wide ResNets), Zagoruyko & Komodakis 2016]: SGD(momentum=0.9, nesterov), lr 0.1 x0.2 at epochs [9.0, 18.0, 24.0], weight decay 0.0005 (L2 0.00025 on all, k excluded), 30 epochs, batch 128, pad 4 (reflect) + random crop, horizontal flip, dropout 0.3', 'strategy': 'default', 'backend': 'tensorflow', 'hardware': '2 CPU cores (x86_64); accelerators: none', 'wall_time_s': 9257.9, 'keras_version': '3.15.1'},
+        license='apache-2.0',
+        recipe='wrn_cifar [Residual Gates §3.2, Tables 3-6 (Wide ResNets), Zagoruyko & Komodakis 2016]: SGD(momentum=0.9, nesterov), lr 0.1 x0.2 at epochs [9.0, 18.0, 24.0], weight decay 0.0005 (L2 0.00025 on all, k excluded), 30 epochs, batch 128, pad 4 (reflect) + random crop, horizontal flip, dropout 0.3',
+        command='KERAS_BACKEND=tensorflow python -m training.train --model gwrn_16_2 --dataset cifar10 --epochs 30',
+        caveat='',
+    ),
+    # <<< gwrn_16_2.cifar10
 )
