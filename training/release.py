@@ -102,8 +102,6 @@ def release(run: Path, notes: str = "", zoo: Path = ROOT / "zoo",
         format_pretrained_cfg,
         pretrained_cfg_from_folder,
         save_zoo_folder,
-        set_caveat,
-        set_card_note,
     )
     from keras_gated.weight_ids import split_weight_id
 
@@ -137,8 +135,7 @@ def release(run: Path, notes: str = "", zoo: Path = ROOT / "zoo",
             f"metrics.json says {metrics['test_accuracy']:.4f}: not released."
         )
     if caveat.strip():
-        set_caveat(folder, caveat)
-        set_card_note(folder, CAVEAT_HEADING, caveat)
+        record_caveat(folder, caveat)
     print(f"wrote {folder}: test accuracy {metrics['test_accuracy']:.4f} "
           f"(keras-gated evaluate: {measured:.4f})")
     source = format_pretrained_cfg(pretrained_cfg_from_folder(folder))
@@ -157,16 +154,20 @@ def release(run: Path, notes: str = "", zoo: Path = ROOT / "zoo",
     return folder
 
 
+def record_caveat(folder: Path, caveat: str) -> None:
+    """The caveat into the card's front matter (-> ``PretrainedCfg.caveat``) and its Notes
+    ("" removes both)."""
+    from keras_gated.hub import set_caveat, set_card_note
+
+    set_caveat(folder, caveat)
+    set_card_note(folder, CAVEAT_HEADING, caveat)
+
+
 def amend_caveat(folder: Path, caveat: str, register_in: Path = CFGS_FILE,
                  readme: Path | None = README) -> None:
     """Set (or, with ``""``, clear) the caveat of a released zoo folder and re-register it:
     its weights, sha256 pin, Hub id and revision stay as registered."""
-    from keras_gated.hub import (
-        format_pretrained_cfg,
-        pretrained_cfg_from_folder,
-        set_caveat,
-        set_card_note,
-    )
+    from keras_gated.hub import format_pretrained_cfg, pretrained_cfg_from_folder
     from keras_gated.weights import sha256_of
 
     weight_id = folder.name
@@ -177,8 +178,7 @@ def amend_caveat(folder: Path, caveat: str, register_in: Path = CFGS_FILE,
     if sha256_of(folder / old.file_name) != old.sha256:  # checked before anything is written
         raise ValueError(f"{folder}'s weights differ from the registered ones (sha256): "
                          "release the run again instead.")
-    set_caveat(folder, caveat)
-    set_card_note(folder, CAVEAT_HEADING, caveat)  # "" removes the note
+    record_caveat(folder, caveat)
     cfg = pretrained_cfg_from_folder(folder, hf_hub_id=old.hf_hub_id, revision=old.revision)
     register(format_pretrained_cfg(cfg), weight_id, register_in)
     if readme is not None:
