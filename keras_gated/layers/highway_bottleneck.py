@@ -19,6 +19,7 @@ import keras
 from keras import ops
 
 from keras_gated.layers.highway import HighwayMerge
+from keras_gated.layers.padding import apply_conv, build_conv, reference_conv2d
 from keras_gated.layers.preact_unit import (
     BOTTLENECK_EXPANSION,
     he_normal_untruncated,
@@ -67,17 +68,15 @@ class HighwayBottleneck(keras.layers.Layer):
         convs, norms = [], []
         shape = tuple(input_shape)
         for i, (filters, kernel, strides) in enumerate(specs, start=1):
-            conv = keras.layers.Conv2D(
+            conv = reference_conv2d(
                 filters,
                 kernel,
-                strides=strides,
-                padding="same",
+                strides,
                 use_bias=False,
                 kernel_initializer=he_normal_untruncated("fan_out"),
                 name=f"{prefix}_conv{i}",
             )
-            conv.build(shape)
-            shape = conv.compute_output_shape(shape)
+            shape = build_conv(conv, shape)
             bn = keras.layers.BatchNormalization(
                 momentum=self.bn_momentum,
                 epsilon=self.bn_epsilon,
@@ -114,7 +113,7 @@ class HighwayBottleneck(keras.layers.Layer):
     @staticmethod
     def _run(convs, norms, x, training, final_relu: bool):
         for i, (conv, bn) in enumerate(zip(convs, norms)):
-            x = bn(conv(x), training=training)
+            x = bn(apply_conv(conv, x), training=training)
             if i < len(convs) - 1 or final_relu:
                 x = ops.relu(x)
         return x

@@ -9,7 +9,13 @@ When the unit changes the shape (channels or stride), the first BN-ReLU is share
 the branch and the shortcut, and the shortcut s is either a 1×1 convolution of that
 pre-activation (``shortcut="projection"``, the default; option B of the CIFAR reference)
 or its strided subsample padded with zero channels (``shortcut="zeropad"``, option A).
-Same-shape units use the identity shortcut s(x) = x. The shortcut is never gated.
+Same-shape units use the identity shortcut s(x) = x, or s(x) = ReLU(BN(x)) with
+``share_preactivation=True``: fb.resnet.torch's "both_preact" unit that opens every
+stage of its CIFAR nets (He et al. 2016, appendix: the first BN-ReLU comes right after
+the stem, before the split). The shortcut is never gated.
+
+Strided convolutions pad (k − 1) / 2 zeros on every side, as all the references do
+(see :mod:`keras_gated.layers.padding`).
 
 ``batch_norm=False`` gives the block of Residual Gates Table 7, with no normalisation:
 u = g(k)·ReLU(conv(ReLU(conv(x)))) + s(x) (the ReLU comes before the addition).
@@ -24,6 +30,7 @@ from typing import Any
 import keras
 from keras import ops
 
+from keras_gated.layers.padding import apply_conv, build_conv, reference_conv2d
 from keras_gated.layers.residual_gate import ResidualGate, check_gate_function
 
 PACKAGE = "keras_gated"
@@ -78,6 +85,9 @@ class PreActUnit(keras.layers.Layer):
         dropout: dropout rate before the last convolution (0 disables it).
         gate: None (an ungated unit) or the Residual Gate function ``"relu"``,
             ``"identity"`` or ``"sigmoid"``.
+        share_preactivation: True makes a same-shape unit's shortcut carry the shared
+            pre-activation ReLU(BN(x)) instead of x (fb.resnet.torch's first unit of a
+            stage). Units that change the shape always share it.
         batch_norm: False gives the no-BN unit of Residual Gates Table 7.
         bn_momentum, bn_epsilon: BatchNormalization settings (Torch: 0.9, 1e-5).
         kernel_initializer: convolution initializer (default: untruncated He normal,
@@ -96,6 +106,7 @@ class PreActUnit(keras.layers.Layer):
         bn_momentum: float = 0.9,
         bn_epsilon: float = 1e-5,
         kernel_initializer: str | dict | keras.initializers.Initializer | None = None,
+        share_preactivation: bool = False,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
@@ -123,6 +134,7 @@ class PreActUnit(keras.layers.Layer):
         self.batch_norm = bool(batch_norm)
         self.bn_momentum = float(bn_momentum)
         self.bn_epsilon = float(bn_epsilon)
+        self.share_preactivation = bool(share_preactivation)
         self.kernel_initializer = keras.initializers.get(
             kernel_initializer if kernel_initializer is not None else he_normal_untruncated()
         )
@@ -154,18 +166,16 @@ class PreActUnit(keras.layers.Layer):
                 )
                 bn.build(shape)
                 self.norms.append(bn)
-            conv = keras.layers.Conv2D(
+            conv = reference_conv2d(
                 filters,
                 kernel,
-                strides=strides,
-                padding="same",
+                strides,
                 use_bias=use_bias,
                 kernel_initializer=self.kernel_initializer,
                 name=f"conv{i}",
             )
-            conv.build(shape)
+            shape = build_conv(conv, shape)
             self.convs.append(conv)
-            shape = conv.compute_output_shape(shape)
         self.dropout_layer = keras.layers.Dropout(self.dropout) if self.dropout else None
         self.projection = None
         if self.changes_shape and self.shortcut == "projection":
@@ -196,14 +206,15 @@ class PreActUnit(keras.layers.Layer):
         last = len(self.convs) - 1
         if self.batch_norm:
             pre = ops.relu(self.norms[0](x, training=training))
-            shortcut = self._shortcut(pre) if self.changes_shape else x
+            shares = self.changes_shape or self.share_preactivation
+            shortcut = self._shortcut(pre) if shares else x
             r = pre
             for i, conv in enumerate(self.convs):
                 if i > 0:
                     r = ops.relu(self.norms[i](r, training=training))
                 if i == last and self.dropout_layer is not None:
                     r = self.dropout_layer(r, training=training)
-                r = conv(r)
+                r = apply_conv(conv, r)
             return r, shortcut
         # Residual Gates Table 7: Conv-ReLU-Conv-ReLU, no normalisation.
         shortcut = self._shortcut(x)
@@ -211,7 +222,7 @@ class PreActUnit(keras.layers.Layer):
         for i, conv in enumerate(self.convs):
             if i == last and self.dropout_layer is not None:
                 r = self.dropout_layer(r, training=training)
-            r = ops.relu(conv(r))
+            r = ops.relu(apply_conv(conv, r))
         return r, shortcut
 
     def call(self, x, training=None):
@@ -236,4 +247,5 @@ class PreActUnit(keras.layers.Layer):
             "bn_momentum": self.bn_momentum,
             "bn_epsilon": self.bn_epsilon,
             "kernel_initializer": keras.initializers.serialize(self.kernel_initializer),
+            "share_preactivation": self.share_preactivation,
         }

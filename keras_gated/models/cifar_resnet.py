@@ -5,6 +5,11 @@
                         stages 2 and 3 has stride 2
     top  : BN -> ReLU  (then the application head: avg_pool -> predictions)
 
+``share_stage_preactivation=True`` makes the first unit of every stage share its
+pre-activation with its shortcut even when it keeps the shape (fb.resnet.torch's
+"both_preact" units, used by the pre-act ResNets); the WRN code shares it only where
+the shape changes (``False``).
+
 Pre-act ResNets (He et al. 2016) use widths 16/32/64 (basic) or 64/128/256
 (bottleneck); Wide ResNets (Zagoruyko & Komodakis 2016) 16k/32k/64k. Layer names
 (``stem_conv``, ``stage2_unit1``, ``final_bn``) are part of the weight-file contract.
@@ -34,6 +39,7 @@ def cifar_resnet_features(
     kernel_initializer: Any,
     bn_momentum: float = 0.9,
     bn_epsilon: float = 1e-5,
+    share_stage_preactivation: bool = False,
 ):
     """A function mapping normalised images to the final (BN-ReLU'd) feature map."""
 
@@ -59,6 +65,7 @@ def cifar_resnet_features(
                     bn_momentum=bn_momentum,
                     bn_epsilon=bn_epsilon,
                     kernel_initializer=kernel_initializer,
+                    share_preactivation=share_stage_preactivation and unit == 1,
                     name=f"stage{stage}_unit{unit}",
                 )(x)
         if batch_norm:

@@ -24,6 +24,7 @@ from typing import Any
 import keras
 
 from keras_gated.layers.highway_bottleneck import HighwayBottleneck
+from keras_gated.layers.padding import reference_padding, symmetric_pad_width
 from keras_gated.layers.preact_unit import he_normal_untruncated
 from keras_gated.models.application import IMAGENET_INPUT, build_application
 from keras_gated.registry import register_model
@@ -49,8 +50,11 @@ def _stem(x):
 
 
 def _conv_bn(x, filters: int, kernel: int, strides: int, name: str):
+    pad = symmetric_pad_width(kernel, strides)
+    if pad:  # torchvision pads a strided 3x3 by 1 on every side
+        x = keras.layers.ZeroPadding2D(pad, name=f"{name}_pad")(x)
     x = keras.layers.Conv2D(
-        filters, kernel, strides=strides, padding="same", use_bias=False,
+        filters, kernel, strides=strides, padding=reference_padding(strides), use_bias=False,
         kernel_initializer=he_normal_untruncated("fan_out"), name=f"{name}_conv",
     )(x)
     return keras.layers.BatchNormalization(**BN, name=f"{name}_bn")(x)

@@ -91,6 +91,7 @@ def _resnet(
         gate=gate,
         shortcut=shortcut,
         kernel_initializer=he_normal_untruncated("fan_out"),
+        share_stage_preactivation=True,
     )
     return build_application(
         features,
