@@ -7,6 +7,7 @@ constructors, with a timm-style registry.
 
 from keras_gated import layers
 from keras_gated.gates import gate_values, gated_blocks, remove_block, set_gate
+from keras_gated.gating import gate
 from keras_gated.models import (
     GPlainNet,
     GResNet,
@@ -17,6 +18,7 @@ from keras_gated.models import (
     GResNet110,
     GResNet164,
     GResNet1001,
+    GResNet50,
     GResNetFC,
     GWideResNet,
     HighwayFC,
@@ -42,6 +44,7 @@ from keras_gated.weights import PretrainedCfg, get_pretrained_cfg, list_pretrain
 __version__ = "0.1.0"
 
 __all__ = [
+    "gate",
     "GPlainNet",
     "GResNet",
     "GResNet20",
@@ -51,6 +54,7 @@ __all__ = [
     "GResNet110",
     "GResNet164",
     "GResNet1001",
+    "GResNet50",
     "GResNetFC",
     "GWideResNet",
     "HighwayFC",

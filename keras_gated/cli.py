@@ -123,6 +123,16 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_convert(args: argparse.Namespace) -> int:
+    from keras_gated.convert import convert
+
+    model = convert(args.arch, args.source_file, args.source, out=args.out)
+    print(f"converted {args.source_file} ({args.source} layout) into {model.name}: "
+          f"{model.count_params():,} parameters")
+    print(f"wrote {args.out}; load it with weights={str(args.out)!r}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="keras-gated",
@@ -159,6 +169,15 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("pull", help="download released weights into the HF cache")
     p.add_argument("name", help="weight id (gresnet20.cifar10) or hf://org/name[@revision]")
     p.set_defaults(func=_cmd_pull)
+
+    p = sub.add_parser("convert", help="build a model from a reference PyTorch state dict")
+    p.add_argument("arch", help="registry name (resnet50, gresnet50, wrn_16_2, preactresnet110, ...)")
+    p.add_argument("source_file", help=".pth, .pt or .safetensors state dict")
+    p.add_argument("--from", dest="source", required=True, choices=("torchvision", "wrn", "fbresnet"),
+                   help="the source's parameter names: torchvision/timm resnet50, the WRN "
+                        "authors' code, or a Torch7 pre-act CIFAR ResNet (fb.resnet.torch)")
+    p.add_argument("--out", required=True, help="new folder for the Keras save (weights=OUT loads it)")
+    p.set_defaults(func=_cmd_convert)
     return parser
 
 

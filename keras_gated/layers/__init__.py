@@ -3,6 +3,7 @@
 from keras_gated.layers.highway import HIGHWAY_VARIANTS, Highway, HighwayMerge, merge_inputs_for
 from keras_gated.layers.highway_bottleneck import HighwayBottleneck
 from keras_gated.layers.preact_unit import BLOCK_TYPES, SHORTCUT_TYPES, PreActUnit
+from keras_gated.layers.resnet_bottleneck import ResNetBottleneck
 from keras_gated.layers.residual_gate import GATE_FORMS, GATE_FUNCTIONS, ResidualGate
 
 __all__ = [
@@ -15,6 +16,7 @@ __all__ = [
     "HighwayBottleneck",
     "HighwayMerge",
     "PreActUnit",
+    "ResNetBottleneck",
     "ResidualGate",
     "merge_inputs_for",
 ]

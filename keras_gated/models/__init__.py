@@ -1,8 +1,7 @@
 """Model families, each an applications-style constructor (see ``application.py``)."""
 
 from keras_gated.models.fc import GPlainNet, GResNetFC, HighwayFC, PlainNet, ResNetFC
-from keras_gated.models.highway_net import HighwayNet
-from keras_gated.models.imagenet import HighwayNet50, ResNet50
+from keras_gated.models.highway_net import HighwayNet, HighwayNet50
 from keras_gated.models.preact_resnet import (
     GResNet,
     GResNet20,
@@ -21,6 +20,7 @@ from keras_gated.models.preact_resnet import (
     PreActResNet164,
     PreActResNet1001,
 )
+from keras_gated.models.resnet import GResNet50, ResNet50
 from keras_gated.models.wide_resnet import GWideResNet, WideResNet
 
 __all__ = [
@@ -33,6 +33,7 @@ __all__ = [
     "GResNet110",
     "GResNet164",
     "GResNet1001",
+    "GResNet50",
     "GResNetFC",
     "GWideResNet",
     "HighwayFC",

@@ -24,7 +24,9 @@ from typing import Any
 import keras
 
 from keras_gated.layers.highway import Highway
-from keras_gated.models.application import CIFAR_INPUT, build_application
+from keras_gated.layers.highway_bottleneck import HighwayBottleneck
+from keras_gated.models.application import CIFAR_INPUT, IMAGENET_INPUT, build_application
+from keras_gated.models.resnet import imagenet_stages, imagenet_stem
 from keras_gated.registry import register_model
 
 # (width, highway layers) per stage; a max-pool follows every stage but the last.
@@ -104,4 +106,72 @@ register_model(
     HighwayNet,
     family="highway_net",
     description="19-layer convolutional Highway net (Srivastava et al. 2015, Table 1), CIFAR",
+)
+
+
+# -- The 50-layer ImageNet Highway net (Greff, Srivastava & Schmidhuber 2017, Table 1b) --
+# A ResNet-50 (keras_gated.models.resnet) whose every block is a ``HighwayBottleneck``: H is
+# the residual branch, T an equally expressive bottleneck with its own weights,
+# y = H·T + c·(1 − T). Two sets of branch weights double the size at equal widths
+# (46,278,952 parameters), so the bottleneck widths are reduced to m = 47/94/188/376
+# (×0.734, outputs 188/376/752/1504; the stem keeps 64): 25,386,870 parameters, 0.67 %
+# below ResNet-50. ``variant="highway"`` is H without a final ReLU (the paper's
+# *Highway*), ``"full"`` with it (*Highway-Full*).
+HIGHWAYNET50_WIDTHS = (47, 94, 188, 376)
+HIGHWAYNET50_VARIANTS = ("highway", "full")
+
+
+def HighwayNet50(
+    variant: str = "highway",
+    transform_bias: float = -2.0,
+    *,
+    include_top: bool = True,
+    weights: str | None = None,
+    input_tensor: Any = None,
+    input_shape: Sequence[int | None] | None = None,
+    pooling: str | None = None,
+    classes: int = 1000,
+    classifier_activation: Any = "softmax",
+    include_preprocessing: bool = True,
+    name: str | None = None,
+) -> keras.Model:
+    """The 50-layer convolutional Highway net of Greff et al. 2017, Table 1b.
+
+    Args:
+        variant: ``"highway"`` (H = Conv-BN-ReLU-Conv-BN-ReLU-Conv-BN) or ``"full"``
+            (H ends with a third ReLU).
+        transform_bias: start value of the β of T's last BN (the gate bias).
+    """
+    if variant not in HIGHWAYNET50_VARIANTS:
+        raise ValueError(
+            f"Unknown HighwayNet50 `variant`={variant!r}. Allowed values: "
+            f"{', '.join(HIGHWAYNET50_VARIANTS)}."
+        )
+
+    def block(x, width, strides, name):
+        return HighwayBottleneck(
+            4 * width, strides=strides, full_relu=variant == "full",
+            transform_bias=transform_bias, name=name,
+        )(x)
+
+    return build_application(
+        lambda x: imagenet_stages(imagenet_stem(x), HIGHWAYNET50_WIDTHS, block),
+        arch="highwaynet50" if variant == "highway" else "highwaynet50_full",
+        spec=IMAGENET_INPUT,
+        include_top=include_top, weights=weights, input_tensor=input_tensor,
+        input_shape=input_shape, pooling=pooling, classes=classes,
+        classifier_activation=classifier_activation,
+        include_preprocessing=include_preprocessing, name=name,
+    )
+
+
+register_model(
+    "highwaynet50", HighwayNet50, family="imagenet",
+    description="50-layer conv Highway net (Greff et al. 2017 Table 1b), ResNet-50 size",
+    variant="highway",
+)
+register_model(
+    "highwaynet50_full", HighwayNet50, family="imagenet",
+    description="50-layer conv Highway-Full net (H ends in ReLU), Greff et al. 2017",
+    variant="full",
 )

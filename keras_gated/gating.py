@@ -1,0 +1,82 @@
+"""Gate a trained ResNet: the gated twin of an ungated net, every weight copied.
+
+``gate(model)`` turns a pre-activation ResNet, a Wide ResNet or a ResNet-50 into its gated
+twin (Savarese & Figueiredo 2017): every residual block gets one Residual Gate,
+u = g(k)·f_r(x) + s(x) (ResNet-50: u = ReLU(g(k)·F(x) + s(x))), with k started at 1.
+Since g(1) = 1 for g = ReLU or the identity, the twin computes exactly what the
+original computes; from there k can be fine-tuned, read, and used to remove or prune
+blocks (``keras_gated.gates``). Works on any model built from keras-gated's
+``PreActUnit`` / ``ResNetBottleneck`` blocks, including published weights brought in
+with ``keras_gated.convert``.
+"""
+
+from __future__ import annotations
+
+import keras
+
+GATEABLE_BLOCKS = ("PreActUnit", "ResNetBottleneck")
+# Registry names of ungated families and of their gated twins.
+TWIN_PREFIXES = (("preactresnet", "gresnet"), ("wrn_", "gwrn_"), ("resnet50", "gresnet50"))
+EXACT_GATES = ("relu", "identity")  # g(1) = 1: the twin starts as the original
+
+
+def twin_name(name: str) -> str:
+    """``preactresnet20`` -> ``gresnet20``, ``wrn_16_2`` -> ``gwrn_16_2``; else ``name_gated``."""
+    for plain, gated in TWIN_PREFIXES:
+        if name.startswith(plain):
+            return gated + name[len(plain):]
+    return f"{name}_gated"
+
+
+def gate(model: keras.Model, gate: str = "relu") -> keras.Model:
+    """The gated twin of ``model``: one Residual Gate (k = 1) per residual block.
+
+    Args:
+        model: a functional keras-gated model with ungated residual blocks
+            (``PreActResNet``, ``WideResNet``, ``ResNet50``, or one converted from
+            published weights).
+        gate: the gating function, ``"relu"`` (the paper's) or ``"identity"``; both give
+            g(1) = 1, so the twin's outputs equal the original's.
+
+    Returns:
+        A new model, named after the gated family (``gresnet20``, ``gwrn_16_2``,
+        ``gresnet50``); ``model`` is left untouched.
+    """
+    if gate not in EXACT_GATES:
+        raise ValueError(
+            f"gate={gate!r} would change the function (g(1) != 1); use 'relu' or 'identity'."
+        )
+    if not hasattr(model, "get_config") or not isinstance(model, keras.Model):
+        raise TypeError(f"gate() takes a keras.Model, got {type(model).__name__}.")
+    config = model.get_config()
+    blocks = [c for c in config.get("layers", []) if c.get("class_name") in GATEABLE_BLOCKS]
+    if not blocks:
+        raise ValueError(
+            f"{model.name} has no residual blocks to gate (PreActUnit or ResNetBottleneck "
+            "layers); gate() works on pre-act ResNets, Wide ResNets and ResNet-50."
+        )
+    already = [c["config"]["name"] for c in blocks if c["config"].get("gate") is not None]
+    if already:
+        raise ValueError(f"{model.name} is gated already (block {already[0]!r} has a gate).")
+    for block in blocks:
+        block["config"]["gate"] = gate
+    config["name"] = twin_name(model.name)
+    gated = model.__class__.from_config(config)
+    _copy_weights(model, gated)
+    return gated
+
+
+def _copy_weights(source: keras.Model, target: keras.Model) -> None:
+    """Every variable of ``source`` into the variable of ``target`` with the same path."""
+    by_path = {v.path: v for v in source.weights}
+    copied = 0
+    for variable in target.weights:
+        original = by_path.get(variable.path)
+        if original is None:
+            if not variable.path.endswith("/gate/k"):
+                raise AssertionError(f"{variable.path} has no counterpart in {source.name}")
+            continue
+        variable.assign(original.value)
+        copied += 1
+    if copied != len(by_path):
+        raise AssertionError(f"copied {copied} of {len(by_path)} variables of {source.name}")

@@ -1,0 +1,133 @@
+"""ResNet-50 (He et al. 2015) and its gated twin, GResNet-50 (Residual Gates on every
+bottleneck block, Savarese & Figueiredo 2017), for ImageNet-sized images.
+
+Exactly torchvision's ``resnet50`` ("v1.5": the stride sits on the 3×3 convolution),
+so its published weights load with ``keras_gated.convert`` (``source="torchvision"``,
+the same key names as timm's ``resnet50``): 25,557,032 parameters for 1000 classes,
+GResNet-50 16 more (one k per block).
+
+    stem  : Conv7x7(64, s2) -> BN -> ReLU -> MaxPool3x3 s2
+    stages: [3, 4, 6, 3] bottleneck blocks, widths m = 64/128/256/512, outputs 4m
+    block : u = ReLU(g(k)·F(x) + s(x))   (see ``ResNetBottleneck``; ungated: g(k) = 1)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import keras
+
+from keras_gated.layers.preact_unit import he_normal_untruncated
+from keras_gated.layers.resnet_bottleneck import ResNetBottleneck
+from keras_gated.layers.residual_gate import check_gate_function
+from keras_gated.models.application import IMAGENET_INPUT, build_application
+from keras_gated.registry import register_model
+
+BLOCKS_PER_STAGE = (3, 4, 6, 3)
+RESNET50_WIDTHS = (64, 128, 256, 512)
+STEM_FILTERS = 64
+BN = dict(momentum=0.9, epsilon=1e-5)
+
+
+def imagenet_stem(x):
+    """Conv7x7(64, s2, pad 3) -> BN -> ReLU -> MaxPool3x3(s2, pad 1), as torchvision."""
+    x = keras.layers.ZeroPadding2D(3, name="stem_pad")(x)
+    x = keras.layers.Conv2D(
+        STEM_FILTERS, 7, strides=2, use_bias=False,
+        kernel_initializer=he_normal_untruncated("fan_out"), name="stem_conv",
+    )(x)
+    x = keras.layers.BatchNormalization(**BN, name="stem_bn")(x)
+    x = keras.layers.ReLU(name="stem_relu")(x)
+    # Zero padding equals Torch's -inf padding here: the input is a ReLU output (>= 0).
+    x = keras.layers.ZeroPadding2D(1, name="stem_pool_pad")(x)
+    return keras.layers.MaxPooling2D(3, strides=2, name="stem_pool")(x)
+
+
+def imagenet_stages(x, widths: Sequence[int], block: Callable[[Any, int, int, str], Any]):
+    """The four stages of a 50-layer net; ``block(x, width, strides, name)`` adds one block."""
+    for stage, (width, blocks) in enumerate(zip(widths, BLOCKS_PER_STAGE), start=2):
+        for b in range(1, blocks + 1):
+            strides = 2 if stage > 2 and b == 1 else 1
+            x = block(x, width, strides, f"conv{stage}_block{b}")
+    return x
+
+
+def _resnet50(arch: str, gate: str | None, **kwargs: Any) -> keras.Model:
+    if gate is not None:
+        check_gate_function(gate)
+
+    def block(x, width, strides, name):
+        return ResNetBottleneck(4 * width, strides=strides, gate=gate, name=name)(x)
+
+    return build_application(
+        lambda x: imagenet_stages(imagenet_stem(x), RESNET50_WIDTHS, block),
+        arch=arch, spec=IMAGENET_INPUT, **kwargs,
+    )
+
+
+def ResNet50(
+    *,
+    include_top: bool = True,
+    weights: str | None = None,
+    input_tensor: Any = None,
+    input_shape: Sequence[int | None] | None = None,
+    pooling: str | None = None,
+    classes: int = 1000,
+    classifier_activation: Any = "softmax",
+    include_preprocessing: bool = True,
+    name: str | None = None,
+) -> keras.Model:
+    """ResNet-50 (He et al. 2015), torchvision's v1.5 layout; Greff et al. 2017 Table 1b.
+
+    ``weights=None`` by default: no ImageNet weights are released by this project. Bring
+    torchvision's or timm's with ``keras_gated.convert.convert("resnet50", path,
+    source="torchvision")``.
+    """
+    return _resnet50(
+        "resnet50", None,
+        include_top=include_top, weights=weights, input_tensor=input_tensor,
+        input_shape=input_shape, pooling=pooling, classes=classes,
+        classifier_activation=classifier_activation,
+        include_preprocessing=include_preprocessing, name=name,
+    )
+
+
+def GResNet50(
+    gate: str = "relu",
+    *,
+    include_top: bool = True,
+    weights: str | None = None,
+    input_tensor: Any = None,
+    input_shape: Sequence[int | None] | None = None,
+    pooling: str | None = None,
+    classes: int = 1000,
+    classifier_activation: Any = "softmax",
+    include_preprocessing: bool = True,
+    name: str | None = None,
+) -> keras.Model:
+    """ResNet-50 with one Residual Gate per block: u = ReLU(g(k)·F(x) + s(x)), k = 1.
+
+    ``keras_gated.gate(ResNet50(...))`` gives the same net with the ResNet-50 weights
+    copied, computing the same function until k is trained.
+
+    Args:
+        gate: the gating function g (``"relu"``, ``"identity"``, ``"sigmoid"``).
+    """
+    return _resnet50(
+        "gresnet50", gate,
+        include_top=include_top, weights=weights, input_tensor=input_tensor,
+        input_shape=input_shape, pooling=pooling, classes=classes,
+        classifier_activation=classifier_activation,
+        include_preprocessing=include_preprocessing, name=name,
+    )
+
+
+register_model(
+    "resnet50", ResNet50, family="imagenet",
+    description="ResNet-50 (He et al. 2015, torchvision v1.5), baseline of Greff et al. 2017 Table 1b",
+)
+register_model(
+    "gresnet50", GResNet50, family="imagenet",
+    description="ResNet-50 with Residual Gates (Savarese & Figueiredo 2017), ImageNet",
+)
