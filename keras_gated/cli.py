@@ -139,6 +139,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Gated deep networks for Keras 3: list and inspect the model zoo, "
         "publish and pull its weights.",
     )
+    parser.add_argument("--debug", action="store_true",
+                        help="show tracebacks on errors (also KERAS_GATED_DEBUG=1)")
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("list", help="list registered models (or released weights)")
     p.add_argument("pattern", nargs="?", default=None, help="fnmatch pattern, e.g. 'gresnet*'")
@@ -182,15 +184,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from keras_gated.errors import run_command
+
     args = build_parser().parse_args(argv)
-    try:
-        return args.func(args)
-    except ValueError as error:
-        print(f"keras-gated: error: {error}", file=sys.stderr)
-        return 2
-    except OSError as error:  # Hub / network / file errors (huggingface_hub's are OSErrors)
-        print(f"keras-gated: error: {type(error).__name__}: {error}", file=sys.stderr)
-        return 1
+    return run_command("keras-gated", lambda: args.func(args), debug=args.debug)
 
 
 if __name__ == "__main__":

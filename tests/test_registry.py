@@ -20,8 +20,8 @@ def test_every_documented_name_is_registered():
 
 def test_pattern_filter_and_natural_order():
     assert kg.list_models("gresnet[0-9]*") == [
-        "gresnet20", "gresnet32", "gresnet44", "gresnet56", "gresnet110", "gresnet164",
-        "gresnet1001",
+        "gresnet20", "gresnet32", "gresnet44", "gresnet50", "gresnet56", "gresnet110",
+        "gresnet164", "gresnet1001",
     ]
     assert kg.list_models("gresnetfc*") == [f"gresnetfc{d}" for d in (2, 10, 20, 50, 100)]
     assert kg.list_models("nothing*") == []

@@ -41,11 +41,12 @@ def prepare_environment(args: argparse.Namespace) -> None:
 
 def run_main(prog: str, parser: argparse.ArgumentParser, run: Callable[[argparse.Namespace], int],
              argv: Sequence[str] | None) -> int:
-    """Parse, prepare the environment, run; a ValueError becomes a message and exit 2."""
+    """Parse, prepare the environment, run; failures end in one sentence and an exit code
+    (2: bad input, 1: the environment failed; ``keras_gated.errors``)."""
+    from keras_gated.errors import run_command
+
+    if not any(action.dest == "debug" for action in parser._actions):
+        parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
     args = parser.parse_args(argv)
     prepare_environment(args)
-    try:
-        return run(args)
-    except ValueError as error:
-        print(f"{prog}: error: {error}", file=sys.stderr)
-        return 2
+    return run_command(prog, lambda: run(args), debug=args.debug)

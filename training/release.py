@@ -20,6 +20,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from keras_gated.weight_ids import split_weight_id
+
 ROOT = Path(__file__).resolve().parents[1]
 CFGS_FILE = ROOT / "keras_gated" / "pretrained_cfgs.py"
 README = ROOT / "README.md"
@@ -103,7 +105,6 @@ def release(run: Path, notes: str = "", zoo: Path = ROOT / "zoo",
         pretrained_cfg_from_folder,
         save_zoo_folder,
     )
-    from keras_gated.weight_ids import split_weight_id
 
     metrics = json.loads((run / "metrics.json").read_text())
     weight_id = run.name
@@ -185,6 +186,33 @@ def amend_caveat(folder: Path, caveat: str, register_in: Path = CFGS_FILE,
         update_readme_tables(readme, register_in)
 
 
+def remeasure(folder: Path, command: str) -> dict:
+    """Evaluate a released folder's weights on the current architecture with the repo's own
+    evaluator and write that accuracy into its ``metrics.json`` and its card's model-index
+    (the number the repository reproduces; the training record stays as it was). For
+    weights trained before a change of the architecture's function."""
+    from huggingface_hub import ModelCard
+
+    from keras_gated.evaluation import evaluate
+    from keras_gated.hub import CARD_FILE, METRICS_FILE
+
+    arch, tag = split_weight_id(folder.name)
+    metrics_path = folder / METRICS_FILE
+    metrics = json.loads(metrics_path.read_text())
+    result = evaluate(arch, str(folder), tag)
+    if result["num_examples"] != metrics["num_examples"]:
+        raise ValueError(f"{folder}: evaluated {result['num_examples']} examples, the record has "
+                         f"{metrics['num_examples']}.")
+    metrics.setdefault("test_accuracy_when_trained", metrics["test_accuracy"])
+    metrics["test_accuracy"] = round(result["test_accuracy"], 4)
+    metrics["remeasure_command"] = command
+    card = ModelCard.load(folder / CARD_FILE)
+    card.data.eval_results[0].metric_value = metrics["test_accuracy"]
+    card.save(folder / CARD_FILE)
+    metrics_path.write_text(json.dumps(metrics, indent=2) + "\n")
+    return metrics
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m training.release", description=__doc__.split("\n")[0])
     parser.add_argument("run", type=Path, help="a finished run folder, named by weight id")
@@ -201,9 +229,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--amend", action="store_true",
                         help="RUN is a released zoo/<weight id> folder: only set its --caveat "
                         "(empty: clear it) and register it again")
+    parser.add_argument("--remeasure", action="store_true",
+                        help="with --amend: evaluate the weights on the current architecture "
+                        "and record that test accuracy (for weights trained before a change "
+                        "of the architecture)")
     args = parser.parse_args(argv)
+    if args.remeasure and not args.amend:
+        parser.error("--remeasure needs --amend")
     if args.amend:
         try:
+            if args.remeasure:
+                arch, tag = split_weight_id(args.run.name)
+                backend = os.environ.get("KERAS_BACKEND", "tensorflow")
+                metrics = remeasure(args.run, f"KERAS_BACKEND={backend} keras-gated evaluate "
+                                    f"{arch} --weights {tag} --dataset {tag}")
+                print(f"{args.run.name}: test accuracy now {metrics['test_accuracy']:.4f} "
+                      f"(was {metrics['test_accuracy_when_trained']:.4f} when trained)")
             amend_caveat(args.run, args.caveat)
         except ValueError as error:
             print(f"training.release: error: {error}", file=sys.stderr)
