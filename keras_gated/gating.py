@@ -76,7 +76,7 @@ def _copy_weights(source: keras.Model, target: keras.Model) -> None:
             if not variable.path.endswith("/gate/k"):
                 raise AssertionError(f"{variable.path} has no counterpart in {source.name}")
             continue
-        variable.assign(original.value)
+        variable.assign(keras.ops.convert_to_numpy(original))
         copied += 1
     if copied != len(by_path):
         raise AssertionError(f"copied {copied} of {len(by_path)} variables of {source.name}")

@@ -1,0 +1,35 @@
+"""Study the gates of a trained network (Savarese & Figueiredo 2017; Greff et al. 2017;
+Srivastava et al. 2015).
+
+* ``GateLogger``: every gate's k and g(k) at each epoch (CSV and TensorBoard).
+* ``removal``: accuracy with single blocks removed, and removal curves (by lowest
+  |g(k)|, at random, by position) for gated nets and their ungated twins.
+* ``lesion``: lesioning, shuffling within stages, per-stage estimation error.
+* ``highway_activity``: transform-gate activity of Highway layers over data.
+* ``prune``: a new, smaller model without the removed blocks.
+* ``plots``: the figures of the papers, as PNG files (matplotlib).
+"""
+
+from keras_gated.analysis.gate_log import GateLogger
+from keras_gated.analysis.highway_activity import highway_activity
+from keras_gated.analysis.lesion import estimation_error, lesion_accuracies, shuffle_accuracies
+from keras_gated.analysis.prune import prune
+from keras_gated.analysis.removal import (
+    accuracy,
+    removable_blocks,
+    removal_curve,
+    single_removal_accuracies,
+)
+
+__all__ = [
+    "GateLogger",
+    "accuracy",
+    "estimation_error",
+    "highway_activity",
+    "lesion_accuracies",
+    "prune",
+    "removable_blocks",
+    "removal_curve",
+    "shuffle_accuracies",
+    "single_removal_accuracies",
+]

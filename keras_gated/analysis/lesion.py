@@ -1,0 +1,148 @@
+"""Lesioning, shuffling and the per-stage estimation error of Greff, Srivastava &
+Schmidhuber 2017 (*Highway and Residual Networks learn Unrolled Iterative Estimation*,
+§4 and Fig. 3).
+
+* Lesioning a block replaces it by its carry/shortcut: g(k) = 0 for a Residual Gate,
+  T = 0 for a coupled Highway layer (y = x).
+* Shuffling permutes the same-shape blocks of a stage (each stage's first,
+  dimension-changing block stays first).
+* The estimation error of block l in a stage is ‖x_l − x_L‖ / ‖x_L‖, x_L the stage's
+  last block output, averaged over the data: unrolled iterative estimation predicts it
+  falls steadily through the stage.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections import OrderedDict
+from collections.abc import Sequence
+
+import keras
+import numpy as np
+
+from keras_gated.analysis.prune import _inputs_of
+from keras_gated.analysis.removal import _Removed, _gated, accuracy, removable_blocks
+from keras_gated.gates import _residual_gate, gated_blocks
+
+STAGE_PATTERN = re.compile(r"^(?P<stage>.+?)_(unit|block|highway)\d+$")
+CLOSED_BIAS = -1e4  # sigmoid(-1e4) is exactly 0 in float32
+
+
+def stage_of(block: str) -> str | None:
+    """``stage2_unit3`` -> ``stage2``; ``conv3_block2`` -> ``conv3``; FC ``block4`` -> None."""
+    match = STAGE_PATTERN.match(block)
+    return match.group("stage") if match else None
+
+
+def stages(model: keras.Model) -> "OrderedDict[str, list[str]]":
+    """Stage -> its gated/residual blocks in order (FC nets: one stage, ``"all"``)."""
+    result: OrderedDict[str, list[str]] = OrderedDict()
+    for name in _block_names(model):
+        result.setdefault(stage_of(name) or "all", []).append(name)
+    return result
+
+
+def _block_names(model: keras.Model) -> list[str]:
+    names = list(gated_blocks(model))
+    if names:
+        return names
+    return [layer.name for layer in model.layers if STAGE_PATTERN.match(layer.name)]
+
+
+def _lesionable_highway(layer) -> bool:
+    return getattr(layer, "variant", None) == "coupled" or layer.__class__.__name__ == "HighwayBottleneck"
+
+
+def lesion_accuracies(model: keras.Model, x, y, *, batch_size: int = 256) -> dict[str, float]:
+    """Block -> accuracy with that block lesioned (replaced by its carry or shortcut)."""
+    highway = [(n, l) for n, l in gated_blocks(model).items()
+               if _residual_gate(l) is None and _lesionable_highway(l)]
+    if not highway:
+        gated = _gated(model)
+        results = {}
+        for name in removable_blocks(gated):
+            with _Removed(gated, [name]):
+                results[name] = accuracy(gated, x, y, batch_size)
+        return results
+    results = {}
+    for name, layer in highway:
+        if layer.compute_output_shape(layer.input.shape) != tuple(layer.input.shape):
+            continue  # a shape-changing block has no identity carry to fall back to
+        bias = layer.transform_gate_bias
+        saved = keras.ops.convert_to_numpy(bias).copy()
+        bias.assign(np.full(saved.shape, CLOSED_BIAS, saved.dtype))
+        try:
+            results[name] = accuracy(model, x, y, batch_size)
+        finally:
+            bias.assign(saved)
+    return results
+
+
+def _permuted_model(model: keras.Model, order: dict[str, list[str]]) -> keras.Model:
+    """A copy of a single-path model whose blocks run in ``order`` within each segment."""
+    config = copy.deepcopy(model.get_config())
+    by_name = {c["name"]: c for c in config["layers"]}
+    for original, permuted in order.items():
+        names = original.split("|")
+        first_input = copy.deepcopy(_inputs_of(by_name[names[0]])[0])
+        consumers = [c for c in config["layers"] if any(h[0] == names[-1] for h in _inputs_of(c))]
+        outputs = config["output_layers"]
+        histories = [by_name[n] for n in permuted]
+        for i, layer_config in enumerate(histories):
+            source = first_input if i == 0 else [permuted[i - 1], 0, 0]
+            for history in _inputs_of(layer_config):
+                history[:] = list(source)
+        for consumer in consumers:
+            for history in _inputs_of(consumer):
+                if history[0] == names[-1]:
+                    history[0] = permuted[-1]
+        if outputs and outputs[0] == names[-1]:
+            outputs[0] = permuted[-1]
+    shuffled = model.__class__.from_config(config)
+    by_path = {v.path: v for v in model.weights}
+    for variable in shuffled.weights:
+        variable.assign(keras.ops.convert_to_numpy(by_path[variable.path]))
+    return shuffled
+
+
+def shuffle_accuracies(model: keras.Model, x, y, *, seeds: Sequence[int] = (0, 1, 2),
+                       batch_size: int = 256) -> dict[str, dict]:
+    """Stage -> accuracy (mean, std over ``seeds``) with its same-shape blocks permuted."""
+    removable = set(removable_blocks(model)) | {
+        name for name, layer in gated_blocks(model).items()
+        if _residual_gate(layer) is None and _lesionable_highway(layer)
+        and tuple(layer.input.shape) == tuple(layer.output.shape)
+    }
+    results = {}
+    for stage, names in stages(model).items():
+        movable = [n for n in names if n in removable]
+        if len(movable) < 2 or stage == "all":
+            continue
+        values = []
+        for seed in seeds:
+            permuted = [movable[i] for i in np.random.default_rng(seed).permutation(len(movable))]
+            shuffled = _permuted_model(model, {"|".join(movable): permuted})
+            values.append(accuracy(shuffled, x, y, batch_size))
+        results[stage] = {"mean": float(np.mean(values)), "std": float(np.std(values)),
+                          "blocks": movable}
+    return results
+
+
+def estimation_error(model: keras.Model, x, *, batch_size: int = 256) -> dict[str, dict]:
+    """Stage -> {"per_block": [e_1, ..., e_L], "mean": ..., "std": ...}, e_l =
+    mean over the data of ‖x_l − x_L‖ / ‖x_L‖ (x_L: the stage's last block output)."""
+    groups = {s: n for s, n in stages(model).items() if s != "all" and len(n) > 1}
+    names = [n for block_names in groups.values() for n in block_names]
+    probe = keras.Model(model.inputs, [model.get_layer(n).output for n in names])
+    outputs = probe.predict(x, batch_size=batch_size, verbose=0)
+    by_name = dict(zip(names, outputs))
+    results = {}
+    for stage, block_names in groups.items():
+        final = by_name[block_names[-1]].reshape(len(x), -1)
+        norm = np.linalg.norm(final, axis=1) + 1e-12
+        errors = [float(np.mean(np.linalg.norm(by_name[n].reshape(len(x), -1) - final, axis=1) / norm))
+                  for n in block_names]
+        results[stage] = {"blocks": block_names, "per_block": errors,
+                          "mean": float(np.mean(errors[:-1])), "std": float(np.std(errors[:-1]))}
+    return results

@@ -1,0 +1,96 @@
+"""The papers' figures as PNG files (matplotlib, headless)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+
+def _pyplot():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _save(fig, path: str | Path) -> Path:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    _pyplot().close(fig)
+    return path
+
+
+def plot_gate_values(values: Mapping[str, float], path: str | Path, title: str = "") -> Path:
+    """k per block, in model order (Residual Gates Fig. 4 and 7)."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(max(6, 0.35 * len(values)), 3.5))
+    ax.bar(range(len(values)), list(values.values()), color="tab:blue")
+    ax.set_xticks(range(len(values)), list(values), rotation=90, fontsize=7)
+    ax.axhline(1.0, color="grey", lw=0.8, ls="--")
+    ax.set_ylabel("k")
+    ax.set_title(title or "learned gate k per block")
+    return _save(fig, path)
+
+
+def plot_removal_curves(curves: Mapping[str, Mapping], path: str | Path, title: str = "") -> Path:
+    """Accuracy vs number of removed blocks, one line per curve (Residual Gates Fig. 5)."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for label, curve in curves.items():
+        removed, acc, std = curve["removed"], curve["accuracy"], curve.get("std")
+        ax.plot(removed, acc, marker="o", ms=3, label=label)
+        if std and any(std):
+            lower = [a - s for a, s in zip(acc, std)]
+            upper = [a + s for a, s in zip(acc, std)]
+            ax.fill_between(removed, lower, upper, alpha=0.2)
+    ax.set_xlabel("blocks removed")
+    ax.set_ylabel("test accuracy")
+    ax.set_ylim(0, 1)
+    ax.legend(fontsize=8)
+    ax.set_title(title or "block removal")
+    return _save(fig, path)
+
+
+def plot_estimation_error(errors: Mapping[str, Mapping], path: str | Path, title: str = "") -> Path:
+    """Per-stage ‖x_l − x_L‖ / ‖x_L‖ along the blocks of each stage (Greff et al. Fig. 3)."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for stage, result in errors.items():
+        ax.plot(range(1, len(result["per_block"]) + 1), result["per_block"], marker="o", ms=3, label=stage)
+    ax.set_xlabel("block within stage")
+    ax.set_ylabel("relative estimation error")
+    ax.legend(fontsize=8)
+    ax.set_title(title or "estimation error per stage")
+    return _save(fig, path)
+
+
+def plot_highway_activity(activity: Mapping[str, Mapping], path: str | Path, title: str = "") -> Path:
+    """Mean transform-gate activity per layer and the fraction of closed units (Highway Fig. 2)."""
+    plt = _pyplot()
+    names = list(activity)
+    fig, ax = plt.subplots(figsize=(max(6, 0.4 * len(names)), 3.5))
+    ax.plot(range(len(names)), [activity[n]["mean_t"] for n in names], marker="o", label="mean T(x)")
+    ax.plot(range(len(names)), [activity[n]["closed_fraction"] for n in names], marker="s",
+            label="fraction of units closed")
+    ax.set_xticks(range(len(names)), names, rotation=90, fontsize=7)
+    ax.set_ylim(0, 1)
+    ax.legend(fontsize=8)
+    ax.set_title(title or "transform-gate activity")
+    return _save(fig, path)
+
+
+def plot_prune_tradeoff(points: list[Mapping], path: str | Path, title: str = "") -> Path:
+    """Accuracy vs measured inference time of pruned models."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(6, 4))
+    ax.plot([p["seconds_per_image"] * 1e3 for p in points], [p["accuracy"] for p in points], marker="o")
+    for p in points:
+        ax.annotate(str(p["removed"]), (p["seconds_per_image"] * 1e3, p["accuracy"]), fontsize=7)
+    ax.set_xlabel("inference time per image (ms)")
+    ax.set_ylabel("test accuracy")
+    ax.set_title(title or "pruning: speed vs accuracy (labels: blocks removed)")
+    return _save(fig, path)

@@ -1,0 +1,109 @@
+"""``keras-gated analyze``: every applicable analysis of one model on one data set, as
+PNG plots and one JSON file of the numbers."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import keras
+import numpy as np
+
+from keras_gated.analysis import plots
+from keras_gated.analysis.highway_activity import highway_activity
+from keras_gated.analysis.lesion import estimation_error, lesion_accuracies, shuffle_accuracies, stages
+from keras_gated.analysis.prune import prune
+from keras_gated.analysis.removal import (
+    accuracy,
+    removable_blocks,
+    removal_curve,
+    _gated,
+    removal_order,
+    single_removal_accuracies,
+)
+from keras_gated.gates import gate_values
+from keras_gated.layers.highway import Highway
+
+
+def load_examples(dataset: str, examples: int, split: str = "test") -> tuple[np.ndarray, np.ndarray]:
+    """The first ``examples`` images (raw 0-255 float32) and labels of a data set split."""
+    import tensorflow as tf
+
+    from keras_gated import datasets
+
+    ds, info = datasets.load(dataset, split)
+    x, y = next(iter(ds.take(examples).batch(examples)))
+    return tf.cast(x, tf.float32).numpy(), np.asarray(y)
+
+
+def seconds_per_image(model: keras.Model, x: np.ndarray, repeats: int = 3) -> float:
+    """Median wall time of ``predict`` over ``x``, per image (after one warm-up call)."""
+    model.predict(x, batch_size=len(x), verbose=0)
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        model.predict(x, batch_size=len(x), verbose=0)
+        times.append(time.perf_counter() - start)
+    return float(np.median(times)) / len(x)
+
+
+def prune_tradeoff(model: keras.Model, x, y, *, timing_batch: int = 256) -> list[dict]:
+    """Accuracy and measured speed of the model pruned by lowest |g(k)|, 0..n blocks."""
+    order = removal_order(model, "gate")
+    points = []
+    timing = x[:timing_batch]
+    for count in range(len(order) + 1):
+        pruned = prune(model, order[:count], name=f"{model.name}_minus{count}") if count else model
+        points.append({
+            "removed": count,
+            "blocks": order[:count],
+            "accuracy": accuracy(pruned, x, y),
+            "parameters": int(pruned.count_params()),
+            "seconds_per_image": seconds_per_image(pruned, timing),
+        })
+    return points
+
+
+def analyze(model: keras.Model, x: np.ndarray, y: np.ndarray, out: str | Path, *,
+            twin: keras.Model | None = None, seeds: Sequence[int] = (0, 1, 2),
+            with_prune: bool = True) -> dict:
+    """Run every analysis that applies to ``model`` on ``(x, y)``; write PNGs and
+    ``analysis.json`` into ``out``; return the numbers."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    result: dict = {"model": model.name, "examples": int(len(x)), "accuracy": accuracy(model, x, y)}
+    values = gate_values(model)
+    if values:
+        result["gate_values"] = dict(values)
+        plots.plot_gate_values(values, out / "gates.png", f"{model.name}: learned gates")
+    if removable_blocks(model):
+        result["single_removal"] = single_removal_accuracies(model, x, y)
+        curves = {
+            f"{model.name}, lowest |g(k)| first": removal_curve(model, x, y, order="gate"),
+            f"{model.name}, random": removal_curve(model, x, y, order="random", seeds=seeds),
+            f"{model.name}, by position": removal_curve(model, x, y, order="position"),
+        }
+        if twin is not None:
+            twin_name = twin.name
+            twin = _gated(twin)  # once: its removal curves all use the same exact twin
+            result["twin"] = {"model": twin_name, "accuracy": accuracy(twin, x, y)}
+            curves[f"{twin_name}, random"] = removal_curve(twin, x, y, order="random", seeds=seeds)
+            curves[f"{twin_name}, by position"] = removal_curve(twin, x, y, order="position")
+            result["twin"]["single_removal"] = single_removal_accuracies(twin, x, y)
+        result["removal_curves"] = curves
+        plots.plot_removal_curves(curves, out / "removal.png", f"block removal, {len(x)} test images")
+        if with_prune:
+            result["prune"] = prune_tradeoff(model, x, y)
+            plots.plot_prune_tradeoff(result["prune"], out / "prune.png")
+    if any(s != "all" and len(b) > 1 for s, b in stages(model).items()):
+        result["lesion"] = lesion_accuracies(model, x, y)
+        result["shuffle"] = shuffle_accuracies(model, x, y, seeds=seeds)
+        result["estimation_error"] = estimation_error(model, x)
+        plots.plot_estimation_error(result["estimation_error"], out / "estimation_error.png")
+    if any(isinstance(layer, Highway) and layer.transform_gate is not None for layer in model.layers):
+        result["highway_activity"] = highway_activity(model, x)
+        plots.plot_highway_activity(result["highway_activity"], out / "highway_activity.png")
+    (out / "analysis.json").write_text(json.dumps(result, indent=2) + "\n")
+    return result
