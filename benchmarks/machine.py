@@ -1,0 +1,60 @@
+"""What this machine can do at most: the fp32 FLOP limit of its CPU, from /proc/cpuinfo."""
+
+from __future__ import annotations
+
+import os
+import platform
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class CpuPeak:
+    """fp32 peak = cores × FMA units × SIMD lanes × 2 FLOPs per FMA × clock."""
+
+    model: str
+    cores: int
+    fma_units: int
+    lanes: int
+    ghz: float
+
+    @property
+    def gflops(self) -> float:
+        return self.cores * self.fma_units * self.lanes * 2 * self.ghz
+
+    def formula(self) -> str:
+        return (f"{self.cores} cores × {self.fma_units} FMA units × {self.lanes} fp32 lanes × "
+                f"2 FLOPs/FMA × {self.ghz:.2f} GHz = {self.gflops:.0f} GFLOP/s")
+
+
+def _cpuinfo() -> dict[str, str]:
+    info: dict[str, str] = {}
+    path = Path("/proc/cpuinfo")
+    if path.exists():
+        for line in path.read_text().splitlines():
+            if ":" in line:
+                key, value = (part.strip() for part in line.split(":", 1))
+                info.setdefault(key, value)
+    return info
+
+
+def cpu_peak(cores: int | None = None, ghz: float | None = None) -> CpuPeak:
+    """Detect the CPU's fp32 peak (AVX-512: 16 lanes, AVX2: 8, else SSE: 4; two FMA units)."""
+    info = _cpuinfo()
+    flags = set(info.get("flags", "").split())
+    lanes = 16 if "avx512f" in flags else 8 if "avx2" in flags else 4
+    fma_units = 2 if "fma" in flags else 1
+    if cores is None:
+        try:
+            cores = len(os.sched_getaffinity(0))
+        except AttributeError:
+            cores = os.cpu_count() or 1
+    if ghz is None:
+        ghz = float(info.get("cpu MHz", 0) or 0) / 1000 or 2.0
+    return CpuPeak(info.get("model name", platform.processor() or "unknown CPU"), cores, fma_units, lanes, ghz)
+
+
+def has_bf16_instructions() -> bool:
+    """True when the CPU has native bf16 (AVX512_BF16 or AMX) instructions."""
+    flags = set(_cpuinfo().get("flags", "").split())
+    return bool(flags & {"avx512_bf16", "amx_bf16"})

@@ -1,0 +1,120 @@
+"""One benchmark launch in a fresh process: train img/s, batch-1 latency, batch-256
+throughput and peak memory of one model on one implementation, printed as JSON.
+
+    KERAS_BACKEND=jax python -m benchmarks.measure --impl keras --model gresnet20
+    python -m benchmarks.measure --impl torch --model gresnet20 [--channels-last]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import sys
+import time
+
+import numpy as np
+
+
+def _percentiles(times: list[float]) -> dict:
+    return {"p50_ms": float(np.percentile(times, 50) * 1e3), "p90_ms": float(np.percentile(times, 90) * 1e3)}
+
+
+def _timed(fn, repeats: int) -> list[float]:
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return times
+
+
+def measure_keras(args) -> dict:
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    import keras
+
+    import keras_gated as kg
+
+    model = kg.create_model(args.model)
+    shape = tuple(model.input_shape[1:])
+    rng = np.random.default_rng(0)
+    x = rng.uniform(0, 255, (args.batch * args.steps, *shape)).astype("float32")
+    y = rng.integers(0, model.output_shape[-1], len(x))
+    model.compile(keras.optimizers.SGD(0.01, momentum=0.9), "sparse_categorical_crossentropy",
+                  jit_compile=args.jit_compile if args.jit_compile != "auto" else "auto")
+    model.fit(x[: args.batch * 2], y[: args.batch * 2], batch_size=args.batch, epochs=1, verbose=0)  # compile
+    start = time.perf_counter()
+    model.fit(x, y, batch_size=args.batch, epochs=1, verbose=0, shuffle=False)
+    train_s = time.perf_counter() - start
+    one = x[:1]
+    model.predict_on_batch(one)
+    latency = _timed(lambda: model.predict_on_batch(one), args.latency_calls)
+    big = np.resize(x, (args.infer_batch, *shape))
+    model.predict_on_batch(big)
+    infer = _timed(lambda: model.predict_on_batch(big), 3)
+    return {"implementation": f"keras-gated ({keras.backend.backend()})", "backend": keras.backend.backend(),
+            "train_img_s": len(x) / train_s, "latency": _percentiles(latency),
+            "infer_img_s": args.infer_batch / float(np.median(infer))}
+
+
+def measure_torch(args) -> dict:
+    import torch
+
+    from benchmarks.peers import build_peer
+
+    net, chw = build_peer(args.model)
+    memory_format = torch.channels_last if args.channels_last and len(chw) == 3 else torch.contiguous_format
+    net = net.to(memory_format=memory_format)
+    optimizer = torch.optim.SGD(net.parameters(), lr=0.01, momentum=0.9)
+    gen = torch.Generator().manual_seed(0)
+    x = torch.rand((args.batch, *chw), generator=gen).to(memory_format=memory_format)
+    y = torch.randint(0, 10, (args.batch,), generator=gen)
+
+    def step():
+        optimizer.zero_grad(set_to_none=True)
+        torch.nn.functional.cross_entropy(net(x), y).backward()
+        optimizer.step()
+
+    net.train()
+    for _ in range(2):
+        step()
+    start = time.perf_counter()
+    for _ in range(args.steps):
+        step()
+    train_s = time.perf_counter() - start
+    net.eval()
+    one = x[:1].contiguous().to(memory_format=memory_format)
+    big = torch.rand((args.infer_batch, *chw), generator=gen).to(memory_format=memory_format)
+    with torch.inference_mode():
+        net(one)
+        latency = _timed(lambda: net(one), args.latency_calls)
+        net(big)
+        infer = _timed(lambda: net(big), 3)
+    label = "PyTorch peer" + (", channels_last" if memory_format is torch.channels_last else "")
+    return {"implementation": label, "backend": "torch", "train_img_s": args.batch * args.steps / train_s,
+            "latency": _percentiles(latency), "infer_img_s": args.infer_batch / float(np.median(infer))}
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="python -m benchmarks.measure", description=__doc__.split("\n")[0])
+    p.add_argument("--impl", choices=("keras", "torch"), required=True)
+    p.add_argument("--model", required=True)
+    p.add_argument("--batch", type=int, default=128)
+    p.add_argument("--steps", type=int, default=20, help="timed training steps")
+    p.add_argument("--latency-calls", type=int, default=30)
+    p.add_argument("--infer-batch", type=int, default=256)
+    p.add_argument("--channels-last", action="store_true")
+    p.add_argument("--jit-compile", default="auto", help="keras: auto, or True/False")
+    args = p.parse_args(argv)
+    if args.jit_compile in ("True", "False"):
+        args.jit_compile = args.jit_compile == "True"
+    result = measure_torch(args) if args.impl == "torch" else measure_keras(args)
+    result.update(model=args.model, batch=args.batch,
+                  peak_rss_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+    print("BENCH " + json.dumps(result))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,170 @@
+"""Benchmark keras-gated against plain PyTorch peers, interleaved in one run.
+
+    python -m benchmarks.run --quick
+    python -m benchmarks.run --models gresnet20 gwrn_16_2 gresnetfc50 --launches 5
+
+For each model and implementation (keras-gated on each installed backend; the PyTorch
+peer in NCHW and channels_last), ``--launches`` fresh processes are started, interleaved
+(launch 1 of every implementation, then launch 2, ...), so that load from elsewhere hits
+them alike. Reported: the median (min-max) of training img/s, batch-1 latency p50/p90,
+batch-256 inference img/s, peak resident memory, and the fraction of the machine's fp32
+FLOP limit the training reaches (counted MACs × 2 FLOPs × 3 for forward + backward).
+Writes ``results.json``, ``results.md`` and ``train_img_s.png`` into ``--out``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+from benchmarks.machine import cpu_peak
+
+QUICK_MODELS = ("gresnet20",)
+DEFAULT_MODELS = ("gresnet20", "preactresnet20", "gwrn_16_2", "gresnetfc50")
+TRAIN_FLOPS_PER_MAC = 2 * 3  # 2 FLOPs per MAC; backward ≈ 2 × forward
+
+
+def implementations(backends: list[str], peer: bool) -> list[dict]:
+    impls = [{"impl": "keras", "backend": b} for b in backends]
+    if peer and importlib.util.find_spec("torch") is not None:
+        impls += [{"impl": "torch", "channels_last": False}, {"impl": "torch", "channels_last": True}]
+    return impls
+
+
+def launch(model: str, impl: dict, args) -> dict:
+    command = [sys.executable, "-m", "benchmarks.measure", "--impl", impl["impl"], "--model", model,
+               "--batch", str(args.batch), "--steps", str(args.steps),
+               "--latency-calls", str(args.latency_calls), "--infer-batch", str(args.infer_batch)]
+    if impl.get("channels_last"):
+        command.append("--channels-last")
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
+    if impl["impl"] == "keras":
+        env["KERAS_BACKEND"] = impl["backend"]
+    done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=args.timeout)
+    lines = [line for line in done.stdout.splitlines() if line.startswith("BENCH ")]
+    if done.returncode or not lines:
+        raise RuntimeError(f"{' '.join(command)} failed:\n{done.stderr[-2000:]}")
+    return json.loads(lines[-1][len("BENCH "):])
+
+
+def _stats(values: list[float]) -> dict:
+    return {"median": statistics.median(values), "min": min(values), "max": max(values), "n": len(values)}
+
+
+def training_flops_per_image(model: str) -> float:
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    from keras_gated.flops import count_macs
+    from keras_gated.registry import create_model
+
+    return count_macs(create_model(model)) * TRAIN_FLOPS_PER_MAC
+
+
+def summarise(model: str, runs: list[dict], peak_gflops: float, flops: float) -> list[dict]:
+    by_impl: dict[str, list[dict]] = {}
+    for run in runs:
+        by_impl.setdefault(run["implementation"], []).append(run)
+    rows = []
+    for name, group in by_impl.items():
+        train = _stats([r["train_img_s"] for r in group])
+        rows.append({
+            "model": model, "implementation": name, "train_img_s": train,
+            "latency_p50_ms": statistics.median(r["latency"]["p50_ms"] for r in group),
+            "latency_p90_ms": statistics.median(r["latency"]["p90_ms"] for r in group),
+            "infer_img_s": statistics.median(r["infer_img_s"] for r in group),
+            "peak_rss_mb": statistics.median(r["peak_rss_mb"] for r in group),
+            "train_gflops": train["median"] * flops / 1e9,
+            "fraction_of_peak": train["median"] * flops / 1e9 / peak_gflops,
+        })
+    peer = next((r for r in rows if r["implementation"] == "PyTorch peer, channels_last"), None)
+    for row in rows:
+        row["vs_peer_channels_last"] = (row["train_img_s"]["median"] / peer["train_img_s"]["median"]
+                                        if peer else None)
+    return rows
+
+
+def markdown(rows: list[dict], header: str) -> str:
+    lines = [header, "",
+             "| model | implementation | train img/s, median (min–max) | vs PyTorch channels_last | "
+             "% of fp32 peak | batch-1 latency p50 / p90 (ms) | large-batch inference img/s | peak RSS (MB) |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for r in rows:
+        t = r["train_img_s"]
+        ratio = f"{r['vs_peer_channels_last']:.2f}" if r["vs_peer_channels_last"] else "–"
+        lines.append(
+            f"| {r['model']} | {r['implementation']} | {t['median']:.0f} ({t['min']:.0f}–{t['max']:.0f}) | "
+            f"{ratio} | {100 * r['fraction_of_peak']:.0f} % | {r['latency_p50_ms']:.1f} / "
+            f"{r['latency_p90_ms']:.1f} | {r['infer_img_s']:.0f} | {r['peak_rss_mb']:.0f} |")
+    return "\n".join(lines) + "\n"
+
+
+def plot(rows: list[dict], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    labels = [f"{r['model']}\n{r['implementation']}" for r in rows]
+    medians = [r["train_img_s"]["median"] for r in rows]
+    errors = [[m - r["train_img_s"]["min"] for m, r in zip(medians, rows)],
+              [r["train_img_s"]["max"] - m for m, r in zip(medians, rows)]]
+    fig, ax = plt.subplots(figsize=(max(6, 1.1 * len(rows)), 4))
+    ax.bar(range(len(rows)), medians, yerr=errors, capsize=3, color="tab:blue")
+    ax.set_xticks(range(len(rows)), labels, rotation=60, ha="right", fontsize=7)
+    ax.set_ylabel("training images / s (median, min–max)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="python -m benchmarks.run", description=__doc__.split("\n")[0])
+    p.add_argument("--quick", action="store_true", help="GResNet20 only, 3 launches, fewer steps")
+    p.add_argument("--models", nargs="+")
+    p.add_argument("--backends", nargs="+", help="Keras backends (default: tensorflow jax, and torch if installed)")
+    p.add_argument("--no-peer", action="store_true")
+    p.add_argument("--launches", type=int)
+    p.add_argument("--batch", type=int, default=128)
+    p.add_argument("--steps", type=int)
+    p.add_argument("--latency-calls", type=int, default=30)
+    p.add_argument("--infer-batch", type=int, default=256)
+    p.add_argument("--timeout", type=int, default=900)
+    p.add_argument("--out", type=Path, default=Path("benchmarks/results"))
+    args = p.parse_args(argv)
+    models = args.models or (QUICK_MODELS if args.quick else DEFAULT_MODELS)
+    launches = args.launches or (3 if args.quick else 5)
+    args.steps = args.steps or (10 if args.quick else 30)
+    backends = args.backends or ["tensorflow", "jax"] + (["torch"] if importlib.util.find_spec("torch") else [])
+    peak = cpu_peak()
+    impls = implementations(backends, peer=not args.no_peer)
+    print(f"machine: {peak.model}; fp32 limit {peak.formula()}")
+    all_rows = []
+    for model in models:
+        runs = []
+        for index in range(launches):
+            for impl in impls:
+                result = launch(model, impl, args)
+                runs.append(result)
+                print(f"  {model} launch {index + 1}/{launches} {result['implementation']}: "
+                      f"{result['train_img_s']:.0f} img/s", flush=True)
+        all_rows += summarise(model, runs, peak.gflops, training_flops_per_image(model))
+    command = "python -m benchmarks.run " + " ".join(argv if argv is not None else sys.argv[1:])
+    header = (f"`{command.strip()}` on {peak.model}, {peak.cores} cores (fp32 limit: {peak.formula()}); "
+              f"batch {args.batch}, {args.steps} timed steps, {launches} launches interleaved")
+    table = markdown(all_rows, header)
+    print(table)
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "results.json").write_text(json.dumps(
+        {"command": command.strip(), "machine": peak.formula(), "cpu": peak.model, "rows": all_rows}, indent=2))
+    (args.out / "results.md").write_text(table)
+    plot(all_rows, args.out / "train_img_s.png")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

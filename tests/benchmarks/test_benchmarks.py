@@ -1,0 +1,54 @@
+"""The benchmark harness runs end to end (tiny sizes, one launch) and its PyTorch peers are
+the same architectures as the keras-gated models they are compared with."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from benchmarks.machine import cpu_peak
+from tests.helpers import trainable_count
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_cpu_peak_formula_multiplies_out():
+    peak = cpu_peak(cores=2, ghz=2.5)
+    assert peak.gflops == 2 * peak.fma_units * peak.lanes * 2 * 2.5
+    assert f"{peak.gflops:.0f} GFLOP/s" in peak.formula()
+
+
+@pytest.mark.parametrize("name", ["gresnet20", "preactresnet20", "gwrn_16_2", "gresnetfc10"])
+def test_peer_has_the_same_trainable_parameters(name):
+    torch = pytest.importorskip("torch", reason="the peers are PyTorch nets")
+    import keras_gated as kg
+    from benchmarks.peers import build_peer
+
+    peer, _ = build_peer(name)
+    peer_count = sum(p.numel() for p in peer.parameters() if p.requires_grad)
+    assert peer_count == trainable_count(kg.create_model(name))
+    assert isinstance(peer, torch.nn.Module)
+
+
+def test_run_writes_the_table_json_and_plot(tmp_path):
+    command = [sys.executable, "-m", "benchmarks.run", "--models", "gresnetfc2", "--backends", "tensorflow",
+               "--launches", "1", "--steps", "2", "--batch", "8", "--latency-calls", "3",
+               "--infer-batch", "8", "--out", str(tmp_path)]
+    done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "fp32 limit" in done.stdout and "| gresnetfc2 | keras-gated (tensorflow) |" in done.stdout
+    results = json.loads((tmp_path / "results.json").read_text())
+    implementations = {row["implementation"] for row in results["rows"]}
+    assert "keras-gated (tensorflow)" in implementations
+    for row in results["rows"]:
+        assert row["train_img_s"]["median"] > 0 and row["peak_rss_mb"] > 0
+    if "PyTorch peer, channels_last" in implementations:
+        assert "vs PyTorch channels_last" in done.stdout
+        peer = next(r for r in results["rows"] if r["implementation"] == "PyTorch peer, channels_last")
+        assert peer["vs_peer_channels_last"] == 1.0
+    assert (tmp_path / "train_img_s.png").stat().st_size > 1000
+    assert (tmp_path / "results.md").read_text().startswith("`python -m benchmarks.run")
