@@ -51,11 +51,14 @@ def _cmd_list(args: argparse.Namespace) -> int:
 
 
 def _cmd_info(args: argparse.Namespace) -> int:
+    from keras_gated.planned import PLANNED
     from keras_gated.registry import create_model, get_model_entry, split_weight_id
     from keras_gated.weights import get_pretrained_cfg, tags_for
 
     arch, tag = split_weight_id(args.name)
     entry = get_model_entry(arch)
+    if tag and args.name not in PLANNED:
+        get_pretrained_cfg(args.name)  # neither released nor planned: say so, print nothing
     print(f"name:        {entry.name}")
     print(f"family:      {entry.family}")
     print(f"description: {entry.description}")
@@ -66,10 +69,9 @@ def _cmd_info(args: argparse.Namespace) -> int:
         model = create_model(arch)
         trainable = sum(int(np.prod(v.shape)) for v in model.trainable_weights)
         print(f"trainable parameters: {trainable:,}")
-    tags = [tag] if tag else tags_for(arch)
+    released = tags_for(arch)
+    tags = [t for t in released if tag in (None, t)]
     print(f"released weights: {', '.join(f'{arch}.{t}' for t in tags) or 'none yet'}")
-    from keras_gated.planned import PLANNED
-
     for planned in PLANNED.values():
         if planned.arch == arch and tag in (None, planned.tag):
             print(f"planned weights: {planned.weight_id} (not trainable on this project's "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from importlib import resources
 from typing import TextIO
 
@@ -22,6 +23,28 @@ def weights_classes(name: str, weights: str) -> int | None:
         return get_pretrained_cfg(f"{name}.{weights}").classes
     local = local_weights_file(str(weights))
     return head_classes(Path(local)) if local is not None else None
+
+
+def check_same_classes(
+    model_names: Sequence[str] | None,
+    data_names: Sequence[str],
+    weights: str,
+    dataset: str,
+    name: str = "",
+) -> None:
+    """Refuse data whose classes are not the weights' (same count is not enough: a
+    CIFAR-10 net scores chance on Fashion-MNIST's ten classes). Generic ``class<i>``
+    names (weights saved without class names) and unnamed data are not compared."""
+    generic = tuple(f"class{i}" for i in range(len(model_names or ())))
+    if not model_names or tuple(model_names) == generic or not data_names:
+        return
+    if [n.lower() for n in model_names] != [n.lower() for n in data_names]:
+        raise ValueError(
+            f"The weights {weights!r}{f' of {name}' if name else ''} classify "
+            f"{', '.join(model_names[:4])}, ... but "
+            f"{dataset!r} has the classes {', '.join(data_names[:4])}, ...: evaluate them "
+            "on the data set they were trained on (or fine-tune them on this one first)."
+        )
 
 
 def evaluate(name: str, weights: str, dataset: str, *, batch_size: int = 256) -> dict:
@@ -47,6 +70,7 @@ def evaluate(name: str, weights: str, dataset: str, *, batch_size: int = 256) ->
             f"{info.num_classes}: evaluate them on the data set they were trained for."
         )
     model = create_model(name, weights=weights, classes=info.num_classes)
+    check_same_classes(model.class_names, info.class_names, weights, dataset, name)
     expected = tuple(model.inputs[0].shape[1:])
     if tuple(info.image_shape) != expected:
         ds = datasets.adapt_images(ds, expected)
@@ -89,7 +113,7 @@ def run_demo(weights: str = "cifar10", out: TextIO | None = None) -> float:
     images, labels, names = demo_images()
     model = GResNet20(weights=weights)
     probs = np.asarray(model.predict(images.astype("float32"), verbose=0))
-    top3 = decode_predictions(probs, top=3, class_names=names)
+    top3 = decode_predictions(probs, top=3, model=model)
     print(f"GResNet20 ({DEMO_WEIGHT_ID}) on {len(images)} bundled CIFAR-10 test images:", file=out)
     for i, (label, guesses) in enumerate(zip(labels, top3)):
         shown = ", ".join(f"{name} {p:.1%}" for _, name, p in guesses)

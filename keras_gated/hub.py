@@ -40,6 +40,7 @@ from keras_gated.weights import (
     HF_PREFIX,
     HUB_ORG,
     WEIGHTS_FILE,
+    ChecksumError,
     PretrainedCfg,
     check_sha256,
     get_pretrained_cfg,
@@ -478,15 +479,54 @@ def publish(
     check_zoo_folder(folder)
     repo_id = repo_id or f"{HUB_ORG}/{folder.name}"
     parse_hf_ref(repo_id)
+    from huggingface_hub.errors import HfHubHTTPError
+
     api = _api(token)
-    api.create_repo(repo_id, exist_ok=True, private=private)
-    info = api.upload_folder(
-        repo_id=repo_id,
-        folder_path=folder,
-        commit_message=commit_message or f"Publish {folder.name} with keras-gated",
-        delete_patterns="*",
-    )
+    try:
+        api.create_repo(repo_id, exist_ok=True, private=private)
+        info = api.upload_folder(
+            repo_id=repo_id,
+            folder_path=folder,
+            commit_message=commit_message or f"Publish {folder.name} with keras-gated",
+            delete_patterns="*",
+        )
+    except HfHubHTTPError as error:
+        status = getattr(getattr(error, "response", None), "status_code", None)
+        if status in (401, 403):
+            raise HubAuthError(_refused_token(repo_id, status, token)) from None
+        raise
     return info.oid
+
+
+class HubDownloadError(OSError):
+    """A Hub download failed (missing repo or revision, network): exit 1."""
+
+
+class HubAuthError(PermissionError):
+    """The Hub refused the token (or its absence): an environment fault, exit 1."""
+
+
+def _refused_token(repo_id: str, status: int, token: str | None) -> str:
+    """One sentence for a 401/403 on publishing: which token was sent, what to do."""
+    from huggingface_hub import constants
+
+    if token:
+        source = "the token passed to publish()"
+    elif os.environ.get("HF_TOKEN"):
+        source = "the token in HF_TOKEN"
+    elif Path(constants.HF_TOKEN_PATH).is_file():
+        source = (
+            f"the token saved by `hf auth login` ({constants.HF_TOKEN_PATH}; HF_TOKEN is "
+            "not set)"
+        )
+    else:
+        source = "no token (HF_TOKEN is not set and `hf auth login` was not run)"
+    reason = "401 Unauthorized" if status == 401 else "403 Forbidden"
+    return (
+        f"The Hub ({constants.ENDPOINT}) refused to publish {repo_id} ({reason}) with "
+        f"{source}: set HF_TOKEN to a token with write access to "
+        f"{repo_id.split('/')[0]!r} (or run `hf auth login`) and publish again."
+    )
 
 
 def pull(name: str, *, token: str | None = None) -> Path:
@@ -498,9 +538,18 @@ def pull(name: str, *, token: str | None = None) -> Path:
     """
     from huggingface_hub import snapshot_download
 
+    from huggingface_hub.errors import HfHubHTTPError
+
     if name.startswith(HF_PREFIX):
         ref = parse_hf_ref(name)
-        return Path(snapshot_download(ref.repo_id, revision=ref.revision, token=token))
+        try:
+            return Path(snapshot_download(ref.repo_id, revision=ref.revision, token=token))
+        except HfHubHTTPError as error:  # its message spans lines: one sentence instead
+            raise HubDownloadError(
+                f"Cannot download {ref} from the Hub ({type(error).__name__}, "
+                f"{str(error).strip().splitlines()[0].rstrip('.')}): check the repo id and "
+                "revision, and that HF_TOKEN can read it if it is private."
+            ) from None
     cfg = get_pretrained_cfg(name)
     folder = Path(snapshot_download(cfg.hf_hub_id, revision=cfg.revision, token=token))
     if not (folder / cfg.file_name).is_file():
@@ -508,7 +557,11 @@ def pull(name: str, *, token: str | None = None) -> Path:
             f"{cfg.hf_hub_id}@{cfg.revision or 'main'} has no {cfg.file_name}; check the "
             f"registered config of {cfg.weight_id}."
         )
-    check_sha256(folder / cfg.file_name, cfg, "downloaded", evict=True)
+    try:
+        check_sha256(folder / cfg.file_name, cfg, "downloaded", evict=True)
+    except ChecksumError:  # a bad cached copy, now evicted: download it once more
+        folder = Path(snapshot_download(cfg.hf_hub_id, revision=cfg.revision, token=token))
+        check_sha256(folder / cfg.file_name, cfg, "downloaded", evict=True)
     return folder
 
 

@@ -15,13 +15,23 @@ name, and ``model.load_weights`` silently ignores arrays the model has no place 
   once (one log line on the ``keras_gated`` logger).
 
 Any other mismatch is a ValueError, never a silent partial load.
+
+Same shapes do not mean the same function: a gate, a Highway variant or a shortcut type
+changes what a net computes but no weight shape. ``check_configuration`` therefore
+compares the configuration saved with the weights (Keras's ``config.json``) with the
+model being built, layer by layer, on the keys that define the function.
 """
 
 from __future__ import annotations
 
+import inspect
 import logging
+import re
+import warnings
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import h5py
 import keras
@@ -29,6 +39,35 @@ import keras
 HEAD = "predictions"
 
 logger = logging.getLogger("keras_gated")
+
+
+class ConfigurationMismatchError(ValueError):
+    """The weights were trained with other function-defining arguments than the model."""
+
+
+class WeightsFileError(ValueError):
+    """A weight file cannot be read (truncated, corrupt, or not HDF5)."""
+
+
+def the_weights(origin: str, *, capital: bool = False) -> str:
+    """``"the weights gresnet20.cifar10"`` / ``"the weights /path/x.weights.h5"``."""
+    article = "The" if capital else "the"
+    return f"{article} {origin}" if origin.startswith("weights ") else f"{article} weights {origin}"
+
+
+def _open_h5(path: str | Path) -> h5py.File:
+    """Open a weight file; a file h5py cannot read is a ``WeightsFileError`` naming it
+    (an unreadable path, e.g. permission denied, stays the OSError it is)."""
+    with open(path, "rb"):
+        pass
+    try:
+        return h5py.File(path, "r")
+    except OSError as error:
+        reason = str(error).split("(", 1)[-1].rstrip(")") or str(error)
+        raise WeightsFileError(
+            f"The weights file {path} cannot be read ({reason}): it is truncated, "
+            "corrupt or not a Keras .weights.h5 file; download or save it again."
+        ) from None
 
 
 def _datasets(h5: h5py.File) -> list[tuple[str, h5py.Dataset]]:
@@ -45,7 +84,7 @@ def _datasets(h5: h5py.File) -> list[tuple[str, h5py.Dataset]]:
 def head_classes(path: str | Path) -> int | None:
     """The number of classes of the ``predictions`` layer stored in a Keras 3 weight file
     (Keras records each layer's name on its ``vars`` group); None if it has no head."""
-    with h5py.File(path, "r") as h5:
+    with _open_h5(path) as h5:
         for name, dataset in _datasets(h5):
             group = dataset.parent
             if group.attrs.get("name") == HEAD and name.endswith("vars/0"):
@@ -56,7 +95,7 @@ def head_classes(path: str | Path) -> int | None:
 def count_arrays(path: str | Path) -> int:
     """The number of model variable arrays stored in a weight file (a compiled model's
     file also holds ``optimizer/`` state, which is not counted)."""
-    with h5py.File(path, "r") as h5:
+    with _open_h5(path) as h5:
         return sum(1 for name, _ in _datasets(h5) if not name.startswith("optimizer/"))
 
 
@@ -66,7 +105,8 @@ def load_exact(model: keras.Model, path: str | Path, *, origin: str) -> None:
     expected = len(model.weights)
     if stored != expected:
         raise ValueError(
-            f"The weights {origin} do not fit {model.name!r}: the file holds {stored} "
+            f"{the_weights(origin, capital=True)} do not fit {model.name!r}: the file holds "
+            f"{stored} "
             f"arrays, the architecture has {expected} variables. Check the architecture "
             "arguments (depth, width, block, units, input shape) match the weights'."
         )
@@ -74,9 +114,34 @@ def load_exact(model: keras.Model, path: str | Path, *, origin: str) -> None:
         model.load_weights(path)
     except ValueError as error:
         raise ValueError(
-            f"The weights {origin} do not fit {model.name!r} (check the architecture "
-            f"arguments match the weights'):\n{error}"
-        ) from error
+            f"{the_weights(origin, capital=True)} do not fit {model.name!r}: "
+            f"{_first_mismatch(error)}; "
+            "check the architecture arguments (depth, width, input channels, ...) match "
+            "the weights'."
+        ) from None
+    except OSError as error:
+        raise WeightsFileError(
+            f"The weights file {path} cannot be read ({error}): it is truncated or "
+            "corrupt; download or save it again."
+        ) from None
+
+
+_ASSIGN_ERROR = re.compile(
+    r"variable\.shape=(\([^)]*\)), Received: value\.shape=(\([^)]*\))"
+    r"(?:.*?Target variable: <Variable path=([^,]+),)?",
+    re.S,
+)
+
+
+def _first_mismatch(error: Exception) -> str:
+    """One line for Keras's shape-mismatch error (which prints the arrays' values)."""
+    found = _ASSIGN_ERROR.search(str(error))
+    if found:
+        model_shape, file_shape, variable = found.groups()
+        where = f"variable {variable}" if variable else "a variable"
+        return f"{where} has shape {model_shape} in the model but {file_shape} in the weights"
+    first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+    return first[:300]
 
 
 def copy_weights(
@@ -162,3 +227,174 @@ def load_weights_file(
             "initialised, train it before use"
         )
     logger.warning("Loaded %s into %r except the head: %s.", origin, model.name, why)
+
+
+# ------------------------------------------------------- the configuration of the weights
+
+# Layer-config keys that do not change what a trained net computes at inference, besides
+# every ``*_initializer``, ``*_regularizer`` and ``*_constraint``.
+NEUTRAL_KEYS = frozenset(
+    {
+        "name",
+        "trainable",
+        "dtype",
+        "seed",
+        "rate",  # Dropout
+        "dropout",
+        "noise_shape",
+        "momentum",  # BatchNormalization: training statistics only
+        "bn_momentum",
+        "synchronized",
+        "transform_bias",  # HighwayBottleneck: the start value of a trained bias
+    }
+)
+NEUTRAL_SUFFIXES = ("_initializer", "_regularizer", "_constraint")
+
+# Layer-config keys set by a constructor argument: key -> (argument, layer value -> value).
+CONSTRUCTOR_ARGUMENTS: dict[str, tuple[str, Callable[[Any], Any]]] = {
+    "gate": ("gate", lambda value: value),
+    "shortcut": ("shortcut", lambda value: value),
+    "batch_norm": ("batch_norm", lambda value: value),
+    "block": ("block", lambda value: value),
+    "variant": ("variant", lambda value: value),
+    "full_relu": ("variant", lambda value: "full" if value else "highway"),
+}
+
+_UNKNOWN = object()
+
+
+@dataclass(frozen=True)
+class ConfigDifference:
+    """One function-defining key of one layer that differs from the saved config."""
+
+    layer: str
+    key: str
+    saved: Any
+    built: Any
+    recorded: bool  # False: the saved config predates the key; ``saved`` is its default
+
+
+def _plain(value: Any) -> Any:
+    """``value`` as JSON gives it back (tuples as lists), for comparisons."""
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    return value
+
+
+def _defines_function(key: str) -> bool:
+    return key not in NEUTRAL_KEYS and not key.endswith(NEUTRAL_SUFFIXES)
+
+
+def _layer_configs(model_config: dict) -> dict[str, tuple[str, dict]]:
+    """{layer name: (class name, layer config)} of a functional model's config."""
+    layers = {}
+    for entry in model_config.get("layers", []):
+        config = entry.get("config") or {}
+        layers[config.get("name", entry.get("name"))] = (entry.get("class_name"), config)
+    return layers
+
+
+def _default(layer: keras.layers.Layer, key: str) -> Any:
+    """The default of the layer argument ``key`` (``_UNKNOWN`` if it has none)."""
+    try:
+        parameter = inspect.signature(type(layer).__init__).parameters[key]
+    except (KeyError, TypeError, ValueError):
+        return _UNKNOWN
+    return _UNKNOWN if parameter.default is parameter.empty else _plain(parameter.default)
+
+
+def config_differences(model: keras.Model, saved_config: dict) -> list[ConfigDifference]:
+    """The function-defining differences between ``model`` and a saved model config,
+    layer by layer (same names; the head and the input are the caller's choice). A key
+    missing from the saved config means the layer argument's default."""
+    saved = _layer_configs(saved_config)
+    differences = []
+    for name, (class_name, config) in _layer_configs(model.get_config()).items():
+        if class_name == "InputLayer" or name == HEAD or name not in saved:
+            continue
+        saved_class, saved_layer = saved[name]
+        if saved_class != class_name:
+            differences.append(ConfigDifference(name, "layer type", saved_class, class_name, True))
+            continue
+        for key, value in config.items():
+            if not _defines_function(key):
+                continue
+            recorded = key in saved_layer
+            old = saved_layer[key] if recorded else _default(model.get_layer(name), key)
+            if old is not _UNKNOWN and _plain(old) != _plain(value):
+                differences.append(ConfigDifference(name, key, old, value, recorded))
+    return differences
+
+
+def check_configuration(
+    model: keras.Model, saved_config: dict, *, origin: str, arch: str, call: Any = None
+) -> None:
+    """Refuse weights whose saved configuration defines another function than ``model``.
+
+    A difference in a recorded key is a ``ConfigurationMismatchError`` naming the
+    constructor argument, both values and the call that matches the weights (``call``:
+    the ``ConstructorCall`` being built, if any). A difference in a key the saved config
+    predates (a layer argument added since, taken at its default) is a change of the
+    library's architecture that no argument undoes: a warning.
+    """
+    differences = config_differences(model, saved_config)
+    errors = [d for d in differences if d.recorded]
+    if errors:
+        raise ConfigurationMismatchError(
+            _mismatch_message(errors, origin, arch, call, saved_config.get("name") or arch)
+        )
+    added = [d for d in differences if not d.recorded]
+    if added:
+        first = added[0]
+        keys = ", ".join(sorted({f"`{d.key}`" for d in added}))
+        warnings.warn(
+            f"{the_weights(origin, capital=True)} were saved before the layer argument "
+            f"{keys} existed: "
+            f"they were trained with its default {first.saved!r} where this model uses "
+            f"{first.built!r} (layer {first.layer!r}, {len(added)} layer(s) in all), so "
+            "the architecture changed since and they may lose accuracy in it.",
+            UserWarning,
+            stacklevel=5,
+        )
+
+
+def _mismatch_message(
+    errors: list[ConfigDifference], origin: str, arch: str, call: Any, saved_name: str
+) -> str:
+    """One sentence for ``check_configuration``'s error."""
+    arguments: dict[str, tuple[Any, Any, list[str]]] = {}
+    for d in errors:
+        argument, convert = CONSTRUCTOR_ARGUMENTS.get(d.key, (None, None))
+        other_family = d.key == "gate" and None in (d.saved, d.built)  # gated vs ungated
+        if argument is not None and not other_family:
+            entry = arguments.setdefault(argument, (convert(d.saved), convert(d.built), []))
+            entry[2].append(d.layer)
+    if not arguments:
+        d = errors[0]
+        return (
+            f"{the_weights(origin, capital=True)} were saved from another architecture "
+            f"({saved_name!r}): "
+            f"layer {d.layer!r} has {d.key} {d.saved!r} in their configuration but "
+            f"{d.built!r} in this model; build the model they were saved from, or pass "
+            "weights=None."
+        )
+    trained = ", ".join(f"{a}={s!r}" for a, (s, _, _) in arguments.items())
+    built = ", ".join(f"{a}={b!r}" for a, (_, b, _) in arguments.items())
+    layers = [layer for _, _, names in arguments.values() for layer in names]
+    more = f" and {len(layers) - 1} more" if len(layers) > 1 else ""
+    fixed = {a: s for a, (s, _, _) in arguments.items()}
+    if call is not None:
+        matching = call.render(**fixed)
+    else:
+        matching = f"keras_gated.create_model({arch!r}, " + ", ".join(
+            f"{a}={s!r}" for a, s in fixed.items()
+        ) + ")"
+    return (
+        f"{the_weights(origin, capital=True)} were trained with {trained}, but this model "
+        f"was built with "
+        f"{built} (layer {layers[0]!r}{more}), which has the same weight shapes but "
+        f"computes another function: build {matching} to use these weights, or pass "
+        "weights=None."
+    )

@@ -9,6 +9,7 @@ unchanged.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -29,7 +30,11 @@ def preprocess_input(x, data_format: str | None = None):
 
 
 def decode_predictions(
-    preds, top: int = 5, class_names: Sequence[str] | str = "cifar10"
+    preds,
+    top: int = 5,
+    class_names: Sequence[str] | str | None = None,
+    *,
+    model: Any = None,
 ) -> list[list[tuple[int, str, float]]]:
     """The ``top`` classes of each prediction as (index, class name, probability).
 
@@ -38,10 +43,26 @@ def decode_predictions(
         top: how many classes per prediction.
         class_names: a list of names, a data tag (``"cifar10"``, ``"fashion_mnist"``) or
             a weight id (``"gresnet20.cifar10"``).
+        model: the keras-gated model that made ``preds``: its ``class_names`` (those of
+            its weights, or generic ``class<i>``) are used. Give ``model`` or
+            ``class_names``: no data set is assumed.
     """
     preds = np.asarray(preds)
     if preds.ndim != 2:
         raise ValueError(f"`preds` must have shape (batch, classes), got {preds.shape}.")
+    if class_names is None and model is None:
+        raise ValueError(
+            "decode_predictions() does not know which classes `preds` are: pass "
+            "model=<the model that made them> (it knows its class names) or class_names=."
+        )
+    if class_names is None:
+        class_names = getattr(model, "class_names", None)
+        if not class_names:
+            raise ValueError(
+                f"The model {getattr(model, 'name', model)!r} has no class names (a model "
+                "without a head, or one not built by keras-gated, e.g. reloaded with "
+                "keras.saving.load_model): pass class_names=."
+            )
     names = class_names_for(class_names) if isinstance(class_names, str) else tuple(class_names)
     if len(names) != preds.shape[1]:
         raise ValueError(

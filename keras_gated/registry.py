@@ -105,6 +105,11 @@ def create_model(name: str, **kwargs: Any) -> keras.Model:
     ``include_top=False``, ``weights="cifar10"``, ...).
     """
     arch, tag = split_weight_id(name)
+    if not isinstance(name, str) or name.endswith(".") or not arch:
+        raise ValueError(
+            f"Invalid model name {name!r}: give a registered name ('gresnet20') or a "
+            "weight id 'name.tag' ('gresnet20.cifar10'), with both parts non-empty."
+        )
     entry = get_model_entry(arch)
     if tag is not None:
         if kwargs.get("weights") not in (None, tag):

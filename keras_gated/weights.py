@@ -12,8 +12,9 @@
 
   and every file is checked against the config's sha256 before it is used. A missing
   file, a 404, a connection error or offline mode falls through to the next source;
-  the final error names every source tried. A file with the wrong hash is an error:
-  a bad copy in the Hugging Face cache is deleted, a bad ``zoo/`` copy is not used.
+  the final error names every source tried. A bad copy in the Hugging Face cache is
+  deleted (never anything outside the cache) and the next source is tried; a bad
+  ``zoo/`` copy or download is an error.
 * a local ``.weights.h5`` file, or a Keras save folder (``config.json`` +
   ``model.weights.h5``);
 * ``"hf://org/name"`` or ``"hf://org/name@revision"``: ``model.weights.h5`` of a Hub
@@ -21,6 +22,11 @@
   ad-hoc references have no registered hash: they are trusted as the Hub serves them,
   as ``keras.saving.load_model("hf://...")`` does. Pin a revision to make them
   reproducible.
+
+The Keras ``config.json`` saved beside the weight file (in save folders, ``zoo/``
+folders and their Hub repos) records the configuration the weights were trained with;
+loading compares it with the model being built (``keras_gated.loading``), and its class
+names come from the registered config or the folder's model card.
 
 How a file is loaded into a model (head adaptation, strictness) is in
 ``keras_gated.loading``.
@@ -301,12 +307,27 @@ def _offline() -> bool:
     return bool(_hf().constants.HF_HUB_OFFLINE)
 
 
-def _evict_from_cache(path: Path) -> None:
-    """Delete a cached file: its snapshot entry and the blob it points to."""
+def _inside(path: Path, folder: Path) -> bool:
+    return path == folder or folder in path.parents
+
+
+def _evict_from_cache(path: Path) -> str:
+    """Delete a cached file, its snapshot entry and the blob it points to, but only what
+    lies inside the Hugging Face cache (real paths compared); say what was done."""
+    cache = Path(os.path.realpath(_hf().constants.HF_HUB_CACHE))
+    entry = Path(os.path.realpath(path.parent)) / path.name  # the link itself, not its target
+    if not _inside(entry, cache):
+        return f"It is not inside the Hugging Face cache ({cache}), so it was not deleted."
     blob = Path(os.path.realpath(path))
-    path.unlink(missing_ok=True)
-    if blob != path:
+    entry.unlink(missing_ok=True)
+    if blob != entry and _inside(blob, cache):
         blob.unlink(missing_ok=True)
+    elif blob != entry:
+        return (
+            f"Its cache entry was deleted; the file it linked to, {blob}, is outside the "
+            "cache and was left untouched."
+        )
+    return "It was deleted from the cache."
 
 
 def check_sha256(path: Path, cfg: PretrainedCfg, where: str, *, evict: bool = False) -> None:
@@ -317,8 +338,7 @@ def check_sha256(path: Path, cfg: PretrainedCfg, where: str, *, evict: bool = Fa
         return
     if evict:
         try:
-            _evict_from_cache(path)
-            fate = "It was deleted from the cache; the next load downloads it again."
+            fate = _evict_from_cache(path)
         except OSError as error:
             fate = f"Deleting it from the cache failed ({error}): delete it by hand."
     else:
@@ -337,6 +357,7 @@ def resolve_pretrained_file(cfg: PretrainedCfg) -> Path:
     fall_through = (HfHubHTTPError, EntryNotFoundError, OSError)
     revision = cfg.revision or "main"
     tried: list[str] = []
+    bad_cache: ChecksumError | None = None
 
     cache = hf.constants.HF_HUB_CACHE
     try:
@@ -346,8 +367,17 @@ def resolve_pretrained_file(cfg: PretrainedCfg) -> Path:
     except fall_through:
         tried.append(f"Hugging Face cache ({cache}): no copy of {cfg.hf_hub_id}@{revision}.")
     else:
-        check_sha256(Path(cached), cfg, "Hugging Face cache", evict=True)
-        return Path(cached)
+        try:
+            check_sha256(Path(cached), cfg, "Hugging Face cache", evict=True)
+            return Path(cached)
+        except ChecksumError as error:  # evicted: the next sources may have a good copy
+            bad_cache = error
+            tried.append(f"Hugging Face cache: {error}")
+
+    def found(path: Path) -> Path:
+        if bad_cache is not None:
+            warnings.warn(f"{bad_cache} Used {path} instead.", UserWarning, stacklevel=2)
+        return path
 
     zoo = zoo_dir()
     if zoo is None:
@@ -356,7 +386,7 @@ def resolve_pretrained_file(cfg: PretrainedCfg) -> Path:
         candidate = zoo / cfg.weight_id / cfg.file_name
         if candidate.is_file():
             check_sha256(candidate, cfg, "zoo/")
-            return candidate
+            return found(candidate)
         tried.append(f"zoo/ copy ({candidate}): no such file.")
 
     where = f"Hub download ({hf.constants.ENDPOINT}/{cfg.hf_hub_id}, revision {revision})"
@@ -370,7 +400,7 @@ def resolve_pretrained_file(cfg: PretrainedCfg) -> Path:
             tried.append(f"{where}: {type(error).__name__}: {first_line}")
         else:
             check_sha256(Path(downloaded), cfg, "downloaded", evict=True)
-            return Path(downloaded)
+            return found(Path(downloaded))
 
     listing = "\n".join(f"  {i}. {line}" for i, line in enumerate(tried, start=1))
     offline = (
@@ -418,6 +448,86 @@ def resolve_weights_file(arch: str, weights: str | os.PathLike) -> tuple[Path, s
     return local, str(local)
 
 
+# ------------------------------------------------- what is saved beside the weight file
+
+CONFIG_FILE = "config.json"
+CARD_FILE = "README.md"
+_COMMIT = re.compile(r"^[0-9a-f]{40}$")
+
+
+def _hub_source(arch: str, weights: str) -> tuple[str, str | None] | None:
+    """(Hub repo, revision) that registered or ``hf://`` weights come from; else None."""
+    if weights.startswith(HF_PREFIX):
+        ref = parse_hf_ref(weights)
+        return ref.repo_id, ref.revision
+    if f"{arch}.{weights}" in _registry():
+        cfg = get_pretrained_cfg(f"{arch}.{weights}")
+        return cfg.hf_hub_id, cfg.revision
+    return None
+
+
+def companion_file(arch: str, weights: str, path: Path, file_name: str) -> Path | None:
+    """``file_name`` (``config.json``, ``README.md``) saved with the weight file ``path``:
+    beside it in a save folder, ``zoo/`` folder or Hub snapshot, else fetched from the
+    same Hub repo and commit (the cache first; nothing is downloaded offline). None if
+    there is none (e.g. a plain ``.weights.h5`` file)."""
+    if path.name == WEIGHTS_FILE and (path.parent / file_name).is_file():
+        return path.parent / file_name
+    source = _hub_source(arch, weights)
+    if source is None:
+        return None
+    hf = _hf()
+    from huggingface_hub.errors import EntryNotFoundError, HfHubHTTPError
+
+    repo_id, revision = source
+    if _COMMIT.match(path.parent.name):  # a cache snapshot: the weights' own commit
+        revision = path.parent.name
+    for local_only in (True, False):
+        if not local_only and _offline():
+            break
+        try:
+            return Path(
+                hf.hf_hub_download(repo_id, file_name, revision=revision,
+                                   local_files_only=local_only)
+            )
+        except (HfHubHTTPError, EntryNotFoundError, OSError):
+            continue
+    return None
+
+
+def read_saved_config(path: Path) -> dict:
+    """The Keras model config saved in ``path`` (``config.json``)."""
+    import json
+
+    try:
+        config = json.loads(path.read_text())
+        return config["config"] if "layers" not in config else config
+    except (ValueError, KeyError, TypeError) as error:
+        raise ValueError(
+            f"{path} is not a Keras model config ({type(error).__name__}: {error}); "
+            "save the model again with keras.saving.save_model(..., zipped=False)."
+        ) from None
+
+
+def weights_class_names(arch: str, weights: str, path: Path) -> tuple[str, ...] | None:
+    """The class names of ``weights``: the registered config's, or those of the model
+    card (``README.md`` front matter) saved with them; None when unknown."""
+    weights = os.fspath(weights)
+    if f"{arch}.{weights}" in _registry():
+        return get_pretrained_cfg(f"{arch}.{weights}").class_names or None
+    card = companion_file(arch, weights, path, CARD_FILE)
+    if card is None:
+        return None
+    from huggingface_hub import ModelCard
+
+    try:
+        info = ModelCard.load(card).data.to_dict().get("keras_gated") or {}
+    except (ValueError, OSError):
+        return None
+    names = info.get("class_names") if isinstance(info, dict) else None
+    return tuple(str(n) for n in names) if isinstance(names, list) and names else None
+
+
 def load_pretrained(
     model: keras.Model,
     *,
@@ -427,16 +537,38 @@ def load_pretrained(
     classes: int,
     build_reference: Callable[[int | None], keras.Model],
     custom_input: bool = False,
-) -> None:
-    """Load ``weights`` (already checked by ``validate_weights``) into ``model``.
+    call: Any = None,
+) -> tuple[str, ...] | None:
+    """Load ``weights`` (already checked by ``validate_weights``) into ``model`` and
+    return their class names (None when unknown).
+
+    The configuration saved with the weights (``config.json``) must define the same
+    function as ``model`` (``keras_gated.loading.check_configuration``; ``call``, the
+    constructor call being built, is used to say which call matches the weights). Weights
+    saved without one load by shape, with a warning.
 
     ``build_reference(n)`` builds the same architecture with a head of ``n`` classes
     (``None``: no head); it is used when the head is adapted (see
     ``keras_gated.loading.load_weights_file``).
     """
-    from keras_gated.loading import load_weights_file
+    from keras_gated.loading import check_configuration, load_weights_file, the_weights
 
+    weights = os.fspath(weights)
     path, origin = resolve_weights_file(arch, weights)
+    config_file = companion_file(arch, weights, path, CONFIG_FILE)
+    if config_file is None:
+        warnings.warn(
+            f"{the_weights(origin, capital=True)} were saved without a configuration "
+            f"(no {CONFIG_FILE} "
+            "beside them), so only their shapes can be checked: make sure the model's "
+            "arguments (gate, variant, shortcut, ...) are those they were trained with.",
+            UserWarning,
+            stacklevel=4,
+        )
+    else:
+        check_configuration(
+            model, read_saved_config(config_file), origin=origin, arch=arch, call=call
+        )
     load_weights_file(
         model,
         path,
@@ -446,3 +578,4 @@ def load_pretrained(
         build_reference=build_reference,
         custom_input=custom_input,
     )
+    return weights_class_names(arch, weights, path)

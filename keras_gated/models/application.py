@@ -14,10 +14,20 @@ It gives every constructor the keras.applications signature and contract:
   before the classifier keeps it between the two (``"head_dropout"``).
 * ``include_top=False`` returns the feature map, or a pooled vector with
   ``pooling="avg"`` (layer ``"avg_pool"``) or ``pooling="max"`` (layer ``"max_pool"``).
+* Every model knows its class names (``model.class_names``): the weights' own when their
+  head is loaded, else generic ``class0``, ``class1``, ...; None without a head.
+  ``keras_gated.decode_predictions(preds, model=model)`` uses them.
+
+Public constructors are wrapped by ``public_constructor``: an unknown keyword names the
+constructor and lists its arguments, and the call is remembered so that a weights /
+model mismatch can name the call that matches the weights.
 """
 
 from __future__ import annotations
 
+import contextvars
+import functools
+import inspect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -25,6 +35,101 @@ from typing import Any
 import keras
 
 from keras_gated.weights import load_pretrained, validate_weights
+
+# The arguments every applications-style constructor accepts.
+APPLICATION_ARGUMENTS = (
+    "include_top",
+    "weights",
+    "input_tensor",
+    "input_shape",
+    "pooling",
+    "classes",
+    "classifier_activation",
+    "include_preprocessing",
+    "name",
+)
+
+
+class ConstructorArgumentError(TypeError, ValueError):
+    """An unknown keyword argument of a public constructor: a TypeError as Python's own,
+    and a ValueError so that ``create_model`` and the command line report it as bad input."""
+
+
+@dataclass(frozen=True)
+class ConstructorCall:
+    """A call of a public constructor, e.g. ``GResNet(20, gate='sigmoid')``."""
+
+    name: str
+    arguments: dict[str, Any]  # by parameter name, **kwargs spread out, in call order
+    positional: int = 0  # how many of them were passed by position
+
+    def render(self, **overrides: Any) -> str:
+        """The call as source text, with ``overrides`` replacing or adding arguments."""
+        arguments = {**self.arguments, **overrides}
+        names = list(arguments)
+        parts = [repr(arguments[key]) for key in names[: self.positional]]
+        parts += [f"{key}={arguments[key]!r}" for key in names[self.positional :]]
+        return f"{self.name}({', '.join(parts)})"
+
+
+_CURRENT_CALL: contextvars.ContextVar[ConstructorCall | None] = contextvars.ContextVar(
+    "keras_gated_constructor_call", default=None
+)
+
+
+def current_call() -> ConstructorCall | None:
+    """The outermost public constructor call being built (None outside one)."""
+    return _CURRENT_CALL.get()
+
+
+def public_constructor(*forwarded: str) -> Callable[[Callable], Callable]:
+    """Decorate a public constructor whose ``**kwargs`` accept ``forwarded`` names.
+
+    The wrapped constructor refuses any other keyword with one sentence listing the valid
+    arguments (``valid_arguments``), and records its call for ``current_call``.
+    """
+
+    def decorate(func: Callable[..., keras.Model]) -> Callable[..., keras.Model]:
+        signature = inspect.signature(func)
+        named = tuple(
+            p.name
+            for p in signature.parameters.values()
+            if p.kind not in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+        )
+        valid = named + tuple(name for name in forwarded if name not in named)
+
+        @functools.wraps(func)
+        def constructor(*args: Any, **kwargs: Any) -> keras.Model:
+            unknown = [key for key in kwargs if key not in valid]
+            if unknown:
+                raise ConstructorArgumentError(
+                    f"{func.__name__}() got an unexpected keyword argument {unknown[0]!r}; "
+                    f"its arguments are: {', '.join(valid)} (see "
+                    f"help(keras_gated.{func.__name__}))."
+                )
+            call = None
+            if current_call() is None:
+                bound = signature.bind_partial(*args, **kwargs).arguments
+                spread = {}
+                for key, value in bound.items():
+                    kind = signature.parameters[key].kind
+                    spread.update(value if kind is inspect.Parameter.VAR_KEYWORD else {key: value})
+                call = ConstructorCall(func.__name__, spread, len(args))
+            token = _CURRENT_CALL.set(call or current_call())
+            try:
+                return func(*args, **kwargs)
+            finally:
+                _CURRENT_CALL.reset(token)
+
+        constructor.valid_arguments = valid
+        return constructor
+
+    return decorate
+
+
+def arguments_of(constructor: Callable, *without: str) -> tuple[str, ...]:
+    """The valid arguments of a decorated constructor, less ``without`` (fixed ones)."""
+    return tuple(a for a in constructor.valid_arguments if a not in without)
 
 POOLING_CHOICES = (None, "avg", "max")
 
@@ -95,6 +200,12 @@ def resolve_input_shape(
         shape = spec.default_shape
     else:
         shape = tuple(input_shape)
+    for size in shape:
+        if size is not None and (isinstance(size, bool) or not isinstance(size, int) or size < 1):
+            raise ValueError(
+                f"`input_shape`={shape}: every size must be a positive integer (or None "
+                f"for a free height or width), got {size!r}."
+            )
     if spec.spatial:
         if len(shape) != 3:
             raise ValueError(
@@ -158,6 +269,7 @@ def build_application(
         head_dropout: dropout between ``avg_pool`` and ``predictions`` (a recipe detail
             of some families, e.g. the 19-layer Highway net).
     """
+    check_data_format()
     validate_pooling(pooling)
     validate_classifier_activation(classifier_activation)
     if include_top:
@@ -199,6 +311,7 @@ def build_application(
         x = maximum(x)
 
     model = keras.Model(inputs, x, name=name or arch)
+    weights_class_names: tuple[str, ...] | None = None
     if weights is not None:
 
         def build_reference(reference_classes: int | None) -> keras.Model:
@@ -220,7 +333,7 @@ def build_application(
                 head_initializer=head_initializer,
             )
 
-        load_pretrained(
+        weights_class_names = load_pretrained(
             model,
             arch=arch,
             weights=weights,
@@ -228,5 +341,31 @@ def build_application(
             classes=classes,
             build_reference=build_reference,
             custom_input=input_tensor is not None,
+            call=current_call(),
         )
+    model.class_names = class_names_of(include_top, classes, weights_class_names)
     return model
+
+
+def check_data_format() -> None:
+    """Refuse a global ``channels_first`` setting: every layer here is channels-last."""
+    data_format = keras.config.image_data_format()
+    if data_format != "channels_last":
+        raise ValueError(
+            f"keras.config.image_data_format() is {data_format!r}, but keras-gated models "
+            "are channels_last (inputs of shape (batch, height, width, channels)): call "
+            "keras.config.set_image_data_format('channels_last') (or set "
+            '"image_data_format" in ~/.keras/keras.json) before building one.'
+        )
+
+
+def class_names_of(
+    include_top: bool, classes: int, weights_class_names: Sequence[str] | None
+) -> tuple[str, ...] | None:
+    """The class names of a built model: the weights' when the head is theirs, generic
+    ``class<i>`` for a new head, None without a head."""
+    if not include_top:
+        return None
+    if weights_class_names and len(weights_class_names) == classes:
+        return tuple(weights_class_names)
+    return tuple(f"class{i}" for i in range(classes))

@@ -24,7 +24,12 @@ import keras
 
 from keras_gated.layers.highway import Highway
 from keras_gated.layers.residual_gate import ResidualGate, check_gate_function
-from keras_gated.models.application import MNIST_FC_INPUT, build_application
+from keras_gated.models.application import (
+    APPLICATION_ARGUMENTS,
+    MNIST_FC_INPUT,
+    build_application,
+    public_constructor,
+)
 from keras_gated.registry import register_model
 
 KINDS = ("plain", "resnet", "highway")
@@ -129,22 +134,27 @@ _ARGS_DOC = """
 """
 
 
+@public_constructor(*APPLICATION_ARGUMENTS)
 def PlainNet(depth: int = 10, units: int = 50, **kwargs: Any) -> keras.Model:
     return _fc_net("plain", None, depth=depth, units=units, **kwargs)
 
 
+@public_constructor(*APPLICATION_ARGUMENTS)
 def GPlainNet(depth: int = 10, units: int = 50, gate: str = "relu", **kwargs: Any) -> keras.Model:
     return _fc_net("plain", gate, depth=depth, units=units, **kwargs)
 
 
+@public_constructor(*APPLICATION_ARGUMENTS)
 def ResNetFC(depth: int = 10, units: int = 50, **kwargs: Any) -> keras.Model:
     return _fc_net("resnet", None, depth=depth, units=units, **kwargs)
 
 
+@public_constructor(*APPLICATION_ARGUMENTS)
 def GResNetFC(depth: int = 10, units: int = 50, gate: str = "relu", **kwargs: Any) -> keras.Model:
     return _fc_net("resnet", gate, depth=depth, units=units, **kwargs)
 
 
+@public_constructor(*APPLICATION_ARGUMENTS)
 def HighwayFC(
     depth: int = 10, units: int = 50, transform_bias: float = -2.0, **kwargs: Any
 ) -> keras.Model:

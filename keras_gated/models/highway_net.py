@@ -25,7 +25,7 @@ import keras
 
 from keras_gated.layers.highway import Highway
 from keras_gated.layers.highway_bottleneck import HighwayBottleneck
-from keras_gated.models.application import CIFAR_INPUT, IMAGENET_INPUT, build_application
+from keras_gated.models.application import CIFAR_INPUT, IMAGENET_INPUT, build_application, public_constructor
 from keras_gated.models.resnet import imagenet_stages, imagenet_stem
 from keras_gated.registry import register_model
 
@@ -60,6 +60,7 @@ def _highway_net_features(variant: str, transform_bias: float):
     return features
 
 
+@public_constructor()
 def HighwayNet(
     variant: str = "coupled",
     transform_bias: float = -2.0,
@@ -121,6 +122,7 @@ HIGHWAYNET50_WIDTHS = (47, 94, 188, 376)
 HIGHWAYNET50_VARIANTS = ("highway", "full")
 
 
+@public_constructor()
 def HighwayNet50(
     variant: str = "highway",
     transform_bias: float = -2.0,

@@ -20,7 +20,13 @@ import keras
 
 from keras_gated.layers.preact_unit import check_block_type, he_normal_untruncated
 from keras_gated.layers.residual_gate import check_gate_function
-from keras_gated.models.application import CIFAR_INPUT, build_application
+from keras_gated.models.application import (
+    APPLICATION_ARGUMENTS,
+    CIFAR_INPUT,
+    arguments_of,
+    build_application,
+    public_constructor,
+)
 from keras_gated.models.cifar_resnet import cifar_resnet_features
 from keras_gated.registry import register_model
 
@@ -109,6 +115,7 @@ def _resnet(
     )
 
 
+@public_constructor("shortcut", *APPLICATION_ARGUMENTS)
 def PreActResNet(depth: int, block: str | None = None, **kwargs: Any) -> keras.Model:
     """A pre-activation ResNet for CIFAR (He et al. 2016, *Identity Mappings*).
 
@@ -123,6 +130,7 @@ def PreActResNet(depth: int, block: str | None = None, **kwargs: Any) -> keras.M
     return _resnet(depth, block, None, "preactresnet", **kwargs)
 
 
+@public_constructor("shortcut", *APPLICATION_ARGUMENTS)
 def GResNet(depth: int, block: str | None = None, gate: str = "relu", **kwargs: Any) -> keras.Model:
     """A gated pre-activation ResNet (Savarese & Figueiredo 2017): u = g(k)·f_r(x) + x.
 
@@ -132,71 +140,85 @@ def GResNet(depth: int, block: str | None = None, gate: str = "relu", **kwargs: 
     return _resnet(depth, block, gate, "gresnet", **kwargs)
 
 
+@public_constructor(*arguments_of(PreActResNet, "depth"))
 def PreActResNet20(**kwargs: Any) -> keras.Model:
     """Pre-act ResNet-20: 3 basic units per stage, 0.27 M parameters."""
     return PreActResNet(20, **kwargs)
 
 
+@public_constructor(*arguments_of(PreActResNet, "depth"))
 def PreActResNet32(**kwargs: Any) -> keras.Model:
     """Pre-act ResNet-32: 5 basic units per stage."""
     return PreActResNet(32, **kwargs)
 
 
+@public_constructor(*arguments_of(PreActResNet, "depth"))
 def PreActResNet44(**kwargs: Any) -> keras.Model:
     """Pre-act ResNet-44: 7 basic units per stage."""
     return PreActResNet(44, **kwargs)
 
 
+@public_constructor(*arguments_of(PreActResNet, "depth"))
 def PreActResNet56(**kwargs: Any) -> keras.Model:
     """Pre-act ResNet-56: 9 basic units per stage."""
     return PreActResNet(56, **kwargs)
 
 
+@public_constructor(*arguments_of(PreActResNet, "depth"))
 def PreActResNet110(**kwargs: Any) -> keras.Model:
     """Pre-act ResNet-110: 18 basic units per stage, 1.73 M parameters."""
     return PreActResNet(110, **kwargs)
 
 
+@public_constructor(*arguments_of(PreActResNet, "depth"))
 def PreActResNet164(**kwargs: Any) -> keras.Model:
     """Pre-act ResNet-164: 18 bottleneck units per stage, 1.70 M parameters."""
     return PreActResNet(164, **kwargs)
 
 
+@public_constructor(*arguments_of(PreActResNet, "depth"))
 def PreActResNet1001(**kwargs: Any) -> keras.Model:
     """Pre-act ResNet-1001: 111 bottleneck units per stage, 10.3 M parameters."""
     return PreActResNet(1001, **kwargs)
 
 
+@public_constructor(*arguments_of(GResNet, "depth"))
 def GResNet20(**kwargs: Any) -> keras.Model:
     """Gated ResNet-20: pre-act ResNet-20 with one Residual Gate per unit."""
     return GResNet(20, **kwargs)
 
 
+@public_constructor(*arguments_of(GResNet, "depth"))
 def GResNet32(**kwargs: Any) -> keras.Model:
     """Gated ResNet-32."""
     return GResNet(32, **kwargs)
 
 
+@public_constructor(*arguments_of(GResNet, "depth"))
 def GResNet44(**kwargs: Any) -> keras.Model:
     """Gated ResNet-44."""
     return GResNet(44, **kwargs)
 
 
+@public_constructor(*arguments_of(GResNet, "depth"))
 def GResNet56(**kwargs: Any) -> keras.Model:
     """Gated ResNet-56."""
     return GResNet(56, **kwargs)
 
 
+@public_constructor(*arguments_of(GResNet, "depth"))
 def GResNet110(**kwargs: Any) -> keras.Model:
     """Gated ResNet-110."""
     return GResNet(110, **kwargs)
 
 
+@public_constructor(*arguments_of(GResNet, "depth"))
 def GResNet164(**kwargs: Any) -> keras.Model:
     """Gated ResNet-164 (bottleneck)."""
     return GResNet(164, **kwargs)
 
 
+@public_constructor(*arguments_of(GResNet, "depth"))
 def GResNet1001(**kwargs: Any) -> keras.Model:
     """Gated ResNet-1001 (bottleneck)."""
     return GResNet(1001, **kwargs)

@@ -21,7 +21,7 @@ import keras
 from keras_gated.layers.preact_unit import he_normal_untruncated
 from keras_gated.layers.resnet_bottleneck import ResNetBottleneck
 from keras_gated.layers.residual_gate import check_gate_function
-from keras_gated.models.application import IMAGENET_INPUT, build_application
+from keras_gated.models.application import IMAGENET_INPUT, build_application, public_constructor
 from keras_gated.registry import register_model
 
 BLOCKS_PER_STAGE = (3, 4, 6, 3)
@@ -66,6 +66,7 @@ def _resnet50(arch: str, gate: str | None, **kwargs: Any) -> keras.Model:
     )
 
 
+@public_constructor()
 def ResNet50(
     *,
     include_top: bool = True,
@@ -93,6 +94,7 @@ def ResNet50(
     )
 
 
+@public_constructor()
 def GResNet50(
     gate: str = "relu",
     *,

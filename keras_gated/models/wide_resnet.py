@@ -21,7 +21,12 @@ import keras
 
 from keras_gated.layers.preact_unit import he_normal_untruncated
 from keras_gated.layers.residual_gate import check_gate_function
-from keras_gated.models.application import CIFAR_INPUT, build_application
+from keras_gated.models.application import (
+    APPLICATION_ARGUMENTS,
+    CIFAR_INPUT,
+    build_application,
+    public_constructor,
+)
 from keras_gated.models.cifar_resnet import cifar_resnet_features
 from keras_gated.registry import register_model
 
@@ -88,6 +93,7 @@ def _wide_resnet(
     )
 
 
+@public_constructor("batch_norm", *APPLICATION_ARGUMENTS)
 def WideResNet(n: int, k: int, dropout: float = 0.0, **kwargs: Any) -> keras.Model:
     """WRN-(6n+4)-k for CIFAR.
 
@@ -103,6 +109,7 @@ def WideResNet(n: int, k: int, dropout: float = 0.0, **kwargs: Any) -> keras.Mod
     return _wide_resnet(n, k, None, "wrn", dropout=dropout, **kwargs)
 
 
+@public_constructor("batch_norm", *APPLICATION_ARGUMENTS)
 def GWideResNet(
     n: int, k: int, dropout: float = 0.0, gate: str = "relu", **kwargs: Any
 ) -> keras.Model:

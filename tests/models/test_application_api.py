@@ -134,7 +134,7 @@ def test_preprocess_input_and_decode_predictions():
     x = kg.preprocess_input(np.arange(6, dtype="uint8").reshape(1, 1, 2, 3))
     assert x.dtype == np.float32 and x.max() == 5.0
     preds = np.eye(10, dtype="float32")[[3, 8]]
-    decoded = kg.decode_predictions(preds, top=2)
+    decoded = kg.decode_predictions(preds, top=2, class_names="cifar10")
     assert decoded[0][0][:2] == (3, "cat") and decoded[1][0][:2] == (8, "ship")
     assert kg.decode_predictions(preds, top=1, class_names="fashion_mnist")[0][0][1] == "Dress"
     with pytest.raises(ValueError, match="3 class names"):
