@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import gzip
 import os
+import textwrap
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -284,6 +285,8 @@ def load(
     try:
         return _tfds(tag, split, tfds_data_dir, download)
     except Exception as error:  # tfds raises many types: name it all in one clear error
+        if type(error).__name__ == "DatasetNotFoundError" and tag not in _LOCAL:
+            raise DatasetNotFoundError(_unknown_name_message(tag)) from error
         looked = [str(d / _LOCAL[tag][0]) for d in data_dirs()] if tag in _LOCAL else []
         where = (
             "Looked for a local copy in: " + ", ".join(looked) + f"; then tfds.load({tag!r}) "
@@ -291,11 +294,33 @@ def load(
             else f"tfds.load({tag!r}) "
         )
         how = _HOW_TO_GET.get(tag, "check the tfds name, or pass a path to an image folder")
+        # tfds messages run over many lines: one line, cut at a word boundary.
+        reason = textwrap.shorten(str(error), 300, placeholder=" ...")
         raise DatasetNotFoundError(
             f"Data set {tag!r} ({split}) not found. {where}failed with "
-            f"{type(error).__name__}: {str(error)[:300]}. To get it: {how}. "
+            f"{type(error).__name__}: {reason}. To get it: {how}. "
             "Set KERAS_GATED_DATA to a directory holding the local copies."
         ) from error
+
+
+def _unknown_name_message(tag: str) -> str:
+    """Neither a local tag, an image folder nor a tfds name: say what the choices are, with
+    the tfds names closest to ``tag`` (tfds knows hundreds)."""
+    import difflib
+
+    try:
+        import tensorflow_datasets as tfds
+
+        close = difflib.get_close_matches(tag, tfds.list_builders(with_community_datasets=False),
+                                          n=5, cutoff=0.6)
+    except Exception:  # suggestions are a courtesy: never fail on them
+        close = []
+    hint = f" (close tfds names: {', '.join(close)})" if close else ""
+    return (
+        f"Unknown data set {tag!r}: give {', '.join(_LOCAL)}, the path of an image folder "
+        f"laid out <root>/<split>/<class>/<image>, or a tfds name{hint}; "
+        "tfds.list_builders() lists the tfds names."
+    )
 
 
 def adapt_images(ds, shape: tuple[int, int, int]):

@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import csv
+import errno
 import json
 import math
 import os
+import shutil
 from pathlib import Path
 
 import keras
+import numpy as np
+
+from training.run_dir import read_json, write_text_atomic
 
 
 def read_log(path: Path) -> list[dict]:
@@ -80,20 +85,46 @@ class EpochBackup(keras.callbacks.Callback):
         self.backup_dir.mkdir(parents=True, exist_ok=True)
         name = f"epoch-{epoch + 1:04d}.weights.h5"
         partial = self.backup_dir / f"partial-{name}"
-        self.model.save_weights(partial, overwrite=True)
+        self._check_space()
+        try:
+            self.model.save_weights(partial, overwrite=True)
+        except BaseException:  # e.g. a full disk: leave no half-written file behind
+            partial.unlink(missing_ok=True)
+            raise
         os.replace(partial, self.backup_dir / name)
-        pointer = self.backup_dir / "latest.json.partial"
-        pointer.write_text(json.dumps({"epoch": epoch + 1, "weights": name}))
-        os.replace(pointer, self.backup_dir / "latest.json")
+        write_text_atomic(self.backup_dir / "latest.json",
+                          json.dumps({"epoch": epoch + 1, "weights": name}))
         for old in self.backup_dir.glob("*.weights.h5"):
             if old.name != name:
                 old.unlink()
+
+    def _check_space(self) -> None:
+        """Refuse to start a backup that the disk cannot hold.
+
+        h5py fails badly on a full disk: the half-written file cannot be closed and the
+        process crashes when it exits. So the space a backup needs (weights and optimizer
+        state, plus a margin) is checked first, and a full disk ends the run with a plain
+        ``OSError`` instead.
+        """
+        variables = list(self.model.weights) + list(getattr(self.model.optimizer, "variables", []))
+        size = 0
+        for variable in variables:
+            try:
+                itemsize = np.dtype(variable.dtype).itemsize
+            except TypeError:  # a dtype numpy does not name (e.g. bfloat16)
+                itemsize = 4
+            size += int(math.prod(variable.shape)) * itemsize
+        needed = int(1.25 * size) + 2**16
+        free = shutil.disk_usage(self.backup_dir).free
+        if free < needed:
+            raise OSError(errno.ENOSPC, f"{free} bytes free, a backup needs about {needed}",
+                          str(self.backup_dir))
 
 
 def backup_epoch(backup_dir: str | Path) -> int:
     """How many epochs the backup in ``backup_dir`` has finished (0 without one)."""
     pointer = Path(backup_dir) / "latest.json"
-    return int(json.loads(pointer.read_text())["epoch"]) if pointer.exists() else 0
+    return int(read_json(pointer)["epoch"]) if pointer.exists() else 0
 
 
 def restore_backup(model: keras.Model, backup_dir: str | Path) -> int:
@@ -103,8 +134,28 @@ def restore_backup(model: keras.Model, backup_dir: str | Path) -> int:
     """
     epoch = backup_epoch(backup_dir)
     if epoch:
-        meta = json.loads((Path(backup_dir) / "latest.json").read_text())
+        meta = read_json(Path(backup_dir) / "latest.json")
         if not model.optimizer.built:
             model.optimizer.build(model.trainable_variables)
         model.load_weights(Path(backup_dir) / meta["weights"])
     return epoch
+
+
+class AtomicModelCheckpoint(keras.callbacks.ModelCheckpoint):
+    """``ModelCheckpoint`` that writes ``partial-<name>`` and renames it over ``<name>``:
+    a kill or a full disk during the save leaves the previous checkpoint intact."""
+
+    def __init__(self, filepath: str | Path, **kwargs):
+        self.final_path = Path(filepath)
+        self.partial_path = self.final_path.with_name(f"partial-{self.final_path.name}")
+        super().__init__(self.partial_path, **kwargs)
+
+    def on_epoch_end(self, epoch, logs=None):
+        self.partial_path.unlink(missing_ok=True)
+        try:
+            super().on_epoch_end(epoch, logs)
+        except BaseException:
+            self.partial_path.unlink(missing_ok=True)
+            raise
+        if self.partial_path.exists():  # saved this epoch (always, unless save_best_only)
+            os.replace(self.partial_path, self.final_path)

@@ -7,6 +7,7 @@ the environment before Keras, TensorFlow or JAX are imported.
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import shlex
 import sys
@@ -21,6 +22,17 @@ def positive_int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be a positive integer, got {value}")
+    return value
+
+
+def positive_float(text: str) -> float:
+    """argparse type: a finite number > 0 (e.g. a learning rate)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a finite number > 0, got {text}")
     return value
 
 
@@ -43,10 +55,10 @@ def run_main(prog: str, parser: argparse.ArgumentParser, run: Callable[[argparse
              argv: Sequence[str] | None) -> int:
     """Parse, prepare the environment, run; failures end in one sentence and an exit code
     (2: bad input, 1: the environment failed; ``keras_gated.errors``)."""
-    from keras_gated.errors import run_command
-
     if not any(action.dest == "debug" for action in parser._actions):
         parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
-    args = parser.parse_args(argv)
+    args = parser.parse_args(argv)  # a bad argument ends here (exit 2), before any import
     prepare_environment(args)
+    from keras_gated.errors import run_command  # imports keras: after prepare_environment
+
     return run_command(prog, lambda: run(args), debug=args.debug)

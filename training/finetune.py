@@ -21,10 +21,14 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from training.cli import command_line, positive_int, run_main
+from training.cli import command_line, positive_float, positive_int, run_main
+
+# A weight id is ``name.tag`` in lower case (as keras_gated.weights requires).
+WEIGHT_ID = re.compile(r"^[a-z0-9_]+\.[a-z0-9_]+$")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -37,7 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--recipe", default="finetune", help="a recipe of keras_gated/recipes.py")
     p.add_argument("--epochs", type=positive_int, help="default: the recipe's (10 for finetune)")
     p.add_argument("--batch-size", type=positive_int)
-    p.add_argument("--learning-rate", type=float, help="override the recipe's learning rate")
+    p.add_argument("--learning-rate", type=positive_float, help="override the recipe's learning rate")
     p.add_argument("--backend", choices=("tensorflow", "jax", "torch"))
     p.add_argument("--out", help="output directory (default: runs/<model>-<dataset>-finetune, "
                    "-scratch for --weights none, plus -n<N> for --train-examples N)")
@@ -69,6 +73,40 @@ def default_out(args: argparse.Namespace) -> str:
     return f"runs/{args.model}-{Path(args.dataset).name}-{kind}{subset}"
 
 
+def weight_id_for(model: str, dataset: str) -> str:
+    """The zoo folder's weight id, ``<model>.<tag>``: the tag is the data set's name in
+    lower case with every run of other characters than letters, digits and ``_`` made one
+    ``_`` (``"Tiny Data"`` -> ``tiny_data``). Refused before training if none is left."""
+    tag = re.sub(r"[^a-z0-9_]+", "_", Path(dataset).name.lower()).strip("_")
+    weight_id = f"{model}.{tag}"
+    if not WEIGHT_ID.match(weight_id):
+        raise ValueError(f"--dataset {dataset!r} gives no valid weight id ({weight_id!r}: lower-"
+                         "case letters, digits and _ only): rename the data set's folder.")
+    return weight_id
+
+
+def weights_key(weights: str) -> str:
+    """A weights file or folder by its absolute path, a tag or hf:// id as given."""
+    path = Path(weights).expanduser()
+    return str(path.resolve()) if path.exists() else weights
+
+
+def load_backbone(args: argparse.Namespace, classes: int):
+    """``build_finetune_model``, with a weights file that cannot be read (truncated,
+    corrupt) reported as a wrong ``--weights`` (exit 2) naming it."""
+    import zipfile
+
+    try:
+        return build_finetune_model(args.model, args.weights, classes, args.freeze_backbone)
+    except (OSError, zipfile.BadZipFile, EOFError) as error:
+        if not Path(args.weights).expanduser().exists() or (
+                isinstance(error, OSError) and error.errno is not None):
+            raise  # not about the file's content: an environment fault (exit 1)
+        reason = str(error).splitlines()[0] if str(error) else type(error).__name__
+        raise ValueError(f"--weights {args.weights} cannot be read as Keras weights ({reason}): "
+                         "the file is corrupt or truncated; save or download it again.") from None
+
+
 def build_finetune_model(name: str, weights: str, classes: int, freeze_backbone: bool):
     """Pretrained backbone (no head) + a new ``avg_pool`` -> ``predictions`` head.
 
@@ -88,6 +126,7 @@ def build_finetune_model(name: str, weights: str, classes: int, freeze_backbone:
 
 def run(args: argparse.Namespace) -> int:
     import dataclasses
+    import shutil
 
     import keras
 
@@ -95,8 +134,10 @@ def run(args: argparse.Namespace) -> int:
     from keras_gated.hub import save_zoo_folder
     from keras_gated.datasets import adapt_images
     from training.data import make_pipeline, normalisation_mean, random_subset
-    from training.loop import evaluate_and_write_metrics, finished, fit_resumable
+    from training.loop import evaluate_metrics, fit_resumable, write_metrics
     from training.optim import apply_weight_decay, make_optimizer
+    from training.run_dir import check_fingerprint, check_run_files, finished_run, open_run_folder
+    from training.train import dataset_key, recipe_settings
     from keras_gated.recipes import get_recipe
 
     if from_scratch(args.weights) and args.freeze_backbone:
@@ -107,61 +148,77 @@ def run(args: argparse.Namespace) -> int:
     if args.learning_rate is not None:
         recipe = dataclasses.replace(recipe, learning_rate=args.learning_rate)
     batch_size = args.batch_size or recipe.batch_size
-    tag = Path(args.dataset).name
+    recipe = dataclasses.replace(recipe, batch_size=batch_size)  # recorded as it is used
+    weight_id = weight_id_for(args.model, args.dataset)  # before anything is trained
     out = Path(args.out or default_out(args))
-    out.mkdir(parents=True, exist_ok=True)
-    if finished(out, recipe.epochs):
-        print(f"{out} is already finished (delete {out / 'metrics.json'} to train again).")
-        return 0
+    settings = {"model": args.model, "weights": weights_key(args.weights),
+                "dataset": dataset_key(args.dataset), "recipe": recipe_settings(recipe),
+                "epochs": recipe.epochs, "batch_size": batch_size, "seed": args.seed,
+                "freeze_backbone": args.freeze_backbone, "train_examples": args.train_examples}
+    with open_run_folder(out):
+        check_run_files(out)
+        if finished_run(out, settings, recipe.epochs):
+            print(f"{out} is already finished (delete {out / 'metrics.json'} to train again).")
+            return 0
 
-    keras.utils.set_random_seed(args.seed)
-    train_ds, train_info = datasets.load(args.dataset, "train")
-    test_ds, test_info = datasets.load(args.dataset, "test")
-    if args.train_examples is not None:
-        if args.train_examples > train_info.num_examples:
-            raise ValueError(f"--train-examples {args.train_examples} is more than the "
-                             f"{train_info.num_examples} training examples of {args.dataset}.")
-        train_ds = random_subset(train_ds, train_info.num_examples, args.train_examples, args.seed)
-        train_info = dataclasses.replace(train_info, num_examples=args.train_examples)
-    model, backbone = build_finetune_model(args.model, args.weights, train_info.num_classes,
-                                           args.freeze_backbone)
-    input_shape = tuple(model.inputs[0].shape[1:])
-    if tuple(train_info.image_shape) != input_shape:
-        print(f"[finetune] adapting {train_info.image_shape} images to the backbone's {input_shape}")
-        train_ds, test_ds = adapt_images(train_ds, input_shape), adapt_images(test_ds, input_shape)
-    train = make_pipeline(train_ds, recipe, training=True, batch_size=batch_size,
-                          num_examples=train_info.num_examples, seed=args.seed,
-                          pad_fill=normalisation_mean(model))
-    test = make_pipeline(test_ds, recipe, training=False, batch_size=batch_size)
-    apply_weight_decay(model, recipe)
-    model.compile(optimizer=make_optimizer(recipe, math.ceil(train_info.num_examples / batch_size)),
-                  loss="sparse_categorical_crossentropy", metrics=["accuracy"])
-    trainable = sum(int(math.prod(v.shape)) for v in model.trainable_weights)
-    print(f"[finetune] {args.model} ({args.weights}) on {args.dataset}: {train_info.num_classes} "
-          f"classes, {trainable:,} trainable parameters"
-          f"{' (backbone frozen)' if args.freeze_backbone else ''}; recipe {recipe.describe()}")
+        keras.utils.set_random_seed(args.seed)
+        train_ds, train_info = datasets.load(args.dataset, "train")
+        test_ds, test_info = datasets.load(args.dataset, "test")
+        if args.train_examples is not None:
+            if args.train_examples > train_info.num_examples:
+                raise ValueError(f"--train-examples {args.train_examples} is more than the "
+                                 f"{train_info.num_examples} training examples of {args.dataset}.")
+            train_ds = random_subset(train_ds, train_info.num_examples, args.train_examples, args.seed)
+            train_info = dataclasses.replace(train_info, num_examples=args.train_examples)
+        model, backbone = load_backbone(args, train_info.num_classes)
+        check_fingerprint(out, {**settings, "model_kwargs": {
+            "include_top": False, "pooling": "avg", "head_classes": train_info.num_classes}},
+            "[finetune]")
+        input_shape = tuple(model.inputs[0].shape[1:])
+        if tuple(train_info.image_shape) != input_shape:
+            print(f"[finetune] adapting {train_info.image_shape} images to the backbone's {input_shape}")
+            train_ds, test_ds = adapt_images(train_ds, input_shape), adapt_images(test_ds, input_shape)
+        train = make_pipeline(train_ds, recipe, training=True, batch_size=batch_size,
+                              num_examples=train_info.num_examples, seed=args.seed,
+                              pad_fill=normalisation_mean(model))
+        test = make_pipeline(test_ds, recipe, training=False, batch_size=batch_size)
+        apply_weight_decay(model, recipe)
+        model.compile(optimizer=make_optimizer(recipe, math.ceil(train_info.num_examples / batch_size)),
+                      loss="sparse_categorical_crossentropy", metrics=["accuracy"])
+        trainable = sum(int(math.prod(v.shape)) for v in model.trainable_weights)
+        print(f"[finetune] {args.model} ({args.weights}) on {args.dataset}: {train_info.num_classes} "
+              f"classes, {trainable:,} trainable parameters"
+              f"{' (backbone frozen)' if args.freeze_backbone else ''}; recipe {recipe.describe()}")
 
-    if not fit_resumable(model, train, test, epochs=recipe.epochs, out=out, verbose=args.verbose,
-                         prefix="[finetune]"):
-        return 1
-    command = reproduce_command(args, backend)
-    metrics = evaluate_and_write_metrics(model, test, test_info, out, {
-        "command": command,
-        "model": args.model,
-        "base_weights": args.weights,
-        "epochs": recipe.epochs,
-        "recipe": recipe.describe(),
-        "freeze_backbone": args.freeze_backbone,
-        "train_examples": train_info.num_examples,
-    })
-    weight_id = f"{args.model}.{tag.replace('-', '_')}"
-    folder = save_zoo_folder(
-        model, out / "zoo" / weight_id, weight_id=weight_id, metrics=metrics,
-        recipe=recipe.describe(), command=command,
-        dataset_note=(f"{test_info.note}; trained from scratch (baseline)" if from_scratch(args.weights)
-                      else f"{test_info.note}; fine-tuned from {args.model} weights {args.weights!r}"),
-        training_log=out / "log.csv", class_names=list(train_info.class_names), overwrite=True,
-    )
+        if not fit_resumable(model, train, test, epochs=recipe.epochs, out=out, verbose=args.verbose,
+                             prefix="[finetune]"):
+            return 1  # no zoo folder from a run that went NaN
+        command = reproduce_command(args, backend)
+        metrics = evaluate_metrics(model, test, test_info, out, {
+            "command": command,
+            "model": args.model,
+            "base_weights": args.weights,
+            "epochs": recipe.epochs,
+            "recipe": recipe.describe(),
+            "freeze_backbone": args.freeze_backbone,
+            "train_examples": train_info.num_examples,
+        })
+        zoo = out / "zoo" / weight_id
+        try:
+            folder = save_zoo_folder(
+                model, zoo, weight_id=weight_id, metrics=metrics,
+                recipe=recipe.describe(), command=command,
+                dataset_note=(f"{test_info.note}; trained from scratch (baseline)"
+                              if from_scratch(args.weights) else
+                              f"{test_info.note}; fine-tuned from {args.model} weights {args.weights!r}"),
+                training_log=out / "log.csv", class_names=list(train_info.class_names),
+                overwrite=True,
+            )
+        except BaseException:  # no half-written zoo folder; the rerun writes it again
+            shutil.rmtree(zoo, ignore_errors=True)
+            raise
+        # Last: metrics.json marks the run finished, so a finished run has its zoo folder.
+        write_metrics(out, metrics)
     print(f"[finetune] test accuracy {metrics['test_accuracy']:.4f} ({test_info.num_examples} "
           f"images); zoo folder {folder}")
     return 0

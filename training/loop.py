@@ -1,6 +1,7 @@
 """The resumable fit-and-evaluate loop shared by ``training.train`` and
 ``training.finetune``: Keras ``fit`` with crash-safe backups, exactly-once logs, best and
-last checkpoints, TensorBoard, NaN stop, then ``metrics.json``."""
+last checkpoints (each written whole or not at all), TensorBoard, NaN stop, then
+``metrics.json``."""
 
 from __future__ import annotations
 
@@ -14,7 +15,16 @@ from pathlib import Path
 
 import keras
 
-from training.callbacks import EpochBackup, StopOnNaN, best_logged, restore_backup, truncate_log
+from training.callbacks import (
+    AtomicModelCheckpoint,
+    EpochBackup,
+    StopOnNaN,
+    backup_epoch,
+    best_logged,
+    restore_backup,
+    truncate_log,
+)
+from training.run_dir import METRICS_FILE, disk_error, read_json, write_text_atomic
 
 
 class WallClock:
@@ -22,14 +32,14 @@ class WallClock:
 
     def __init__(self, path: Path):
         self.path = path
-        self.previous = json.loads(path.read_text())["wall_time_s"] if path.exists() else 0.0
+        self.previous = float(read_json(path).get("wall_time_s", 0.0)) if path.exists() else 0.0
         self.start = time.time()
 
     def total(self) -> float:
         return self.previous + time.time() - self.start
 
     def save(self) -> None:
-        self.path.write_text(json.dumps({"wall_time_s": round(self.total(), 1)}))
+        write_text_atomic(self.path, json.dumps({"wall_time_s": round(self.total(), 1)}))
 
 
 def cpu_cores() -> str:
@@ -53,16 +63,6 @@ def hardware() -> str:
     return f"{cpu}; accelerators: {', '.join(accelerators) if accelerators else 'none'}"
 
 
-def finished(out: Path, epochs: int) -> dict | None:
-    """The metrics of a run in ``out`` that already finished ``epochs`` epochs."""
-    path = out / "metrics.json"
-    if path.exists():
-        metrics = json.loads(path.read_text())
-        if metrics.get("epochs") == epochs:
-            return metrics
-    return None
-
-
 def fit_resumable(model: keras.Model, train, test, *, epochs: int, out: Path, verbose: int,
                   prefix: str = "[train]", scope=None) -> bool:
     """Fit ``model`` (compiled) for ``epochs``, resuming from ``out/backup``.
@@ -71,6 +71,7 @@ def fit_resumable(model: keras.Model, train, test, *, epochs: int, out: Path, ve
     resumed run is created. Returns False when the loss went NaN (after printing what to
     do), True otherwise.
     """
+    clock = WallClock(out / "run_state.json")
     with scope or contextlib.nullcontext():
         initial_epoch = restore_backup(model, out / "backup")
     if initial_epoch:
@@ -80,37 +81,47 @@ def fit_resumable(model: keras.Model, train, test, *, epochs: int, out: Path, ve
     # exactly once. The CSV row of an epoch is written before its backup (callback
     # order below), so a kill between the two repeats that epoch and rewrites its row.
     truncate_log(log_path, initial_epoch)
-    clock = WallClock(out / "run_state.json")
     nan_guard = StopOnNaN()
     callbacks = [
         nan_guard,
         keras.callbacks.CSVLogger(str(log_path), append=True),
         EpochBackup(out / "backup", nan_guard),
         keras.callbacks.LambdaCallback(on_epoch_end=lambda epoch, logs: clock.save()),
-        keras.callbacks.ModelCheckpoint(out / "last.keras"),
-        keras.callbacks.ModelCheckpoint(
+        AtomicModelCheckpoint(out / "last.keras"),
+        AtomicModelCheckpoint(
             out / "best.keras", monitor="val_accuracy", mode="max", save_best_only=True,
             initial_value_threshold=best_logged(log_path, "val_accuracy"),
         ),
         keras.callbacks.TensorBoard(out / "tensorboard"),
     ]
-    model.fit(train, epochs=epochs, initial_epoch=initial_epoch, validation_data=test,
-              callbacks=callbacks, verbose=verbose, shuffle=False)  # the pipeline shuffles
+    try:
+        model.fit(train, epochs=epochs, initial_epoch=initial_epoch, validation_data=test,
+                  callbacks=callbacks, verbose=verbose, shuffle=False)  # the pipeline shuffles
+    except Exception as error:
+        full = disk_error(error, out)  # a library's own words for a full disk -> OSError
+        if full is not None:
+            raise full from error
+        raise
     clock.save()
     if nan_guard.nan_at is not None:
         epoch, batch = nan_guard.nan_at
+        kept = backup_epoch(out / "backup")
+        what = (f"the backup of epoch {kept}, the last good one, is kept in {out / 'backup'}"
+                if kept else f"no epoch finished, so there is no backup; {log_path} and "
+                f"{out / 'tensorboard'} show the losses")
         print(
-            f"{prefix} stopped: the loss became NaN/inf at epoch {epoch + 1}, batch {batch + 1}. "
-            "The last good epoch's backup is kept; lower the learning rate or batch size "
-            "(or check the data), then start again with a new --out.",
+            f"{prefix} stopped: the loss became NaN/inf at epoch {epoch + 1}, batch {batch + 1}; "
+            f"{what}. Lower the learning rate or batch size (or check the data), then start "
+            "again with a new --out.",
             file=sys.stderr,
         )
         return False
     return True
 
 
-def evaluate_and_write_metrics(model: keras.Model, test, test_info, out: Path, extra: dict) -> dict:
-    """Test accuracy of ``model`` into ``out/metrics.json`` (schema of DESIGN §5 + extras)."""
+def evaluate_metrics(model: keras.Model, test, test_info, out: Path, extra: dict) -> dict:
+    """Test accuracy of ``model`` and the record of the run (schema of DESIGN §5 + extras),
+    for ``write_metrics``."""
     _, accuracy = model.evaluate(test, verbose=0)
     metrics = {
         "test_accuracy": round(float(accuracy), 4),
@@ -123,5 +134,10 @@ def evaluate_and_write_metrics(model: keras.Model, test, test_info, out: Path, e
         "wall_time_s": WallClock(out / "run_state.json").previous,
         "keras_version": keras.__version__,
     }
-    (out / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
     return metrics
+
+
+def write_metrics(out: Path, metrics: dict) -> None:
+    """``out/metrics.json``, written last: its presence marks the run finished, so it is
+    written whole (atomically) and only once everything else of the run is written."""
+    write_text_atomic(out / METRICS_FILE, json.dumps(metrics, indent=2) + "\n")

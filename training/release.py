@@ -91,6 +91,21 @@ def write_twin_notes(weight_ids: Sequence[str], zoo: Path = ROOT / "zoo",
         set_card_note(zoo / weight_id, TWIN_HEADING, note)
 
 
+def run_metrics(run: Path) -> dict:
+    """The ``metrics.json`` of a finished run folder, checked before anything is written."""
+    from training.run_dir import read_json
+
+    if not run.is_dir():
+        raise ValueError(f"{run} is not a folder: give the --out folder of a finished "
+                         "training.train run.")
+    if not (run / "metrics.json").is_file():
+        raise ValueError(f"{run} has no metrics.json, so it is not a finished run: finish it "
+                         "first (the training.train command that started it resumes it).")
+    if not (run / "last.keras").is_file():
+        raise ValueError(f"{run} has no last.keras (the final model): nothing to release.")
+    return read_json(run / "metrics.json")
+
+
 def release(run: Path, notes: str = "", zoo: Path = ROOT / "zoo",
             register_in: Path | None = None, readme: Path | None = None,
             twins: Sequence[str] = (), caveat: str = "") -> Path:
@@ -106,7 +121,7 @@ def release(run: Path, notes: str = "", zoo: Path = ROOT / "zoo",
         save_zoo_folder,
     )
 
-    metrics = json.loads((run / "metrics.json").read_text())
+    metrics = run_metrics(run)
     weight_id = run.name
     arch, tag = split_weight_id(weight_id)
     if metrics.get("model") != arch:
@@ -233,6 +248,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="with --amend: evaluate the weights on the current architecture "
                         "and record that test accuracy (for weights trained before a change "
                         "of the architecture)")
+    parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
     args = parser.parse_args(argv)
     if args.remeasure and not args.amend:
         parser.error("--remeasure needs --amend")
@@ -254,13 +270,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.twin and not args.register:
         parser.error("--twin needs --register (the comparison reads the registered metrics)")
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-    try:
+    from keras_gated.errors import run_command  # one sentence and an exit code on failure
+
+    def release_run() -> int:
         release(args.run, args.notes, register_in=CFGS_FILE if args.register else None,
                 readme=README if args.register else None, twins=args.twin, caveat=args.caveat)
-    except ValueError as error:
-        print(f"training.release: error: {error}", file=sys.stderr)
-        return 2
-    return 0
+        return 0
+
+    return run_command("training.release", release_run, debug=args.debug)
 
 
 if __name__ == "__main__":

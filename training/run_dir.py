@@ -1,0 +1,311 @@
+"""The run folder (``--out``) of ``training.train`` and ``training.finetune``.
+
+* ``open_run_folder``: checks that ``--out`` can be a folder, creates it, takes its lock
+  and, when the launch fails before an epoch was backed up, removes what it created.
+* ``check_fingerprint``: a backup is resumed only by the run that wrote it (the settings
+  are kept in ``fingerprint.json``).
+* ``finished_run``: a finished run (``metrics.json``) is reported, never rewritten by a
+  launch with other settings.
+* ``read_json`` and ``write_text_atomic``: run files that are either whole or absent, and
+  a clear error naming the file when one is corrupt anyway.
+
+Nothing here imports Keras.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import json
+import os
+import shutil
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+LOCK_FILE = "run.lock"
+FINGERPRINT_FILE = "fingerprint.json"
+METRICS_FILE = "metrics.json"
+STATE_FILE = "run_state.json"
+BACKUP_POINTER = Path("backup") / "latest.json"
+
+
+class RunFolderError(ValueError):
+    """``--out`` cannot be used for this launch (a user error: exit 2)."""
+
+
+class RunFolderBusy(RunFolderError):
+    """Another process holds the run folder's lock."""
+
+
+class CorruptRunFileError(RunFolderError):
+    """A run file is empty or is not valid JSON."""
+
+
+# --- files that are whole or absent ------------------------------------------------------
+def write_text_atomic(path: Path, text: str) -> None:
+    """Write ``path`` through a temporary sibling and an atomic rename: a crash or a full
+    disk leaves the previous version (or nothing), never half a file."""
+    partial = path.with_name(f"{path.name}.partial")
+    try:
+        with partial.open("w") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(partial, path)
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
+
+
+def _fix_for(path: Path) -> str:
+    """What to do about a corrupt run file, by file."""
+    folder = path.parent
+    if path.name == METRICS_FILE:
+        if (folder / BACKUP_POINTER).exists():
+            return ("delete it and run the same command again to evaluate the last epoch from "
+                    "the backup and write it anew")
+        return "delete it and run the same command again to train the run anew, or use a new --out"
+    if path.name == STATE_FILE:
+        return ("it only holds the run's total wall time: delete it to go on (the time count "
+                "restarts), or use a new --out")
+    if path.name == FINGERPRINT_FILE:
+        return ("it records the settings of the run in the folder: delete it if this command "
+                "is that run's (its settings are then adopted), or use a new --out")
+    if path.name == BACKUP_POINTER.name:
+        return f"delete {folder} to start the run afresh, or use a new --out"
+    return "delete it, or use a new --out"
+
+
+def read_json(path: Path) -> dict:
+    """A run file's JSON object; a ``CorruptRunFileError`` naming the file and what to do
+    when it is empty or not a JSON object (an ``OSError`` when it cannot be read)."""
+    text = path.read_text(errors="replace")
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as error:
+        what = "empty" if not text.strip() else f"truncated or not JSON: {error}"
+        raise CorruptRunFileError(f"{path} is corrupt ({what}): {_fix_for(path)}.") from None
+    if not isinstance(data, dict):
+        raise CorruptRunFileError(f"{path} is corrupt (not a JSON object): {_fix_for(path)}.")
+    return data
+
+
+def check_run_files(out: Path) -> None:
+    """Read every JSON file of the run folder once, so that a corrupt one is reported before
+    any data is loaded or anything is written."""
+    for name in (METRICS_FILE, STATE_FILE, FINGERPRINT_FILE, BACKUP_POINTER):
+        if (out / name).is_file():
+            read_json(out / name)
+
+
+def has_backup(out: Path) -> bool:
+    """True when ``out`` holds the backup of at least one finished epoch."""
+    return (out / BACKUP_POINTER).is_file()
+
+
+# --- where the folder may be -------------------------------------------------------------
+def check_out_path(out: Path) -> None:
+    """Refuse an ``--out`` that is a file, or lies under one.
+
+    That is a wrong argument rather than a broken environment (the same command with
+    another path works), so it is a ``RunFolderError``: exit 2.
+    """
+    if out.exists() and not out.is_dir():
+        raise RunFolderError(f"--out {out} is a file, not a folder: give the path of a folder "
+                             "(a new one to start a run).")
+    for parent in out.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise RunFolderError(f"--out {out} lies under {parent}, which is a file, not a "
+                                     "folder: choose another --out.")
+            break
+
+
+def _make_folder(out: Path) -> Path | None:
+    """Create ``out`` and its missing parents; the topmost folder created, None if ``out``
+    existed. A folder that cannot be created raises ``OSError`` (exit 1)."""
+    if out.is_dir():
+        return None
+    missing = [out, *[p for p in out.parents if not p.exists()]]
+    out.mkdir(parents=True, exist_ok=True)
+    return missing[-1]
+
+
+def _remove_created(out: Path, topmost: Path) -> None:
+    """Remove ``out`` and the empty parents created with it, up to ``topmost``."""
+    shutil.rmtree(out, ignore_errors=True)
+    for parent in out.parents:
+        if not parent.is_relative_to(topmost):
+            break
+        with contextlib.suppress(OSError):  # not empty: someone else writes there too
+            parent.rmdir()
+
+
+# --- the lock ---------------------------------------------------------------------------
+def _lock(out: Path) -> int:
+    """Take ``out/run.lock`` (``flock``, exclusive, non-blocking) and write our pid into it.
+
+    The OS releases a ``flock`` when its process ends, however it ends, so a lock is never
+    left behind by a crash; the file itself may be, and is then simply locked again.
+    """
+    path = out / LOCK_FILE
+    while True:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.read(fd, 64).decode(errors="replace").strip() or "unknown"
+            os.close(fd)
+            raise RunFolderBusy(
+                f"{out} is in use by another run (pid {holder}, see {path}): wait for it to "
+                "end, or use another --out."
+            ) from None
+        except BaseException:
+            os.close(fd)
+            raise
+        # The previous holder unlinks the file when it ends: if that happened between our
+        # open and our flock, we hold a lock on a removed file; lock the current one.
+        try:
+            current = os.stat(path).st_ino == os.fstat(fd).st_ino
+        except FileNotFoundError:
+            current = False
+        if current:
+            break
+        os.close(fd)
+    try:
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode())
+    except BaseException:
+        _unlock(out, fd)
+        raise
+    return fd
+
+
+def _unlock(out: Path, fd: int) -> None:
+    """Remove the lock file (while still holding it, see ``_lock``), then release it."""
+    with contextlib.suppress(OSError):
+        (out / LOCK_FILE).unlink()
+    os.close(fd)
+
+
+@contextlib.contextmanager
+def open_run_folder(out: Path) -> Iterator[Path]:
+    """Use ``out`` as this launch's run folder, locked for the duration of the block.
+
+    The folder is created if needed. If the block fails (an exception, Ctrl-C) and this
+    launch created the folder and backed up no epoch, the folder (and the parents created
+    with it) is removed: a failed launch leaves no empty or useless run folder behind. A
+    folder that existed before is left as it is.
+    """
+    check_out_path(out)
+    created = _make_folder(out)
+    try:
+        fd = _lock(out)
+    except BaseException:
+        if created is not None:
+            _remove_created(out, created)
+        raise
+    try:
+        yield out
+    except BaseException:
+        _unlock(out, fd)
+        if created is not None and not has_backup(out):
+            _remove_created(out, created)
+        raise
+    else:
+        _unlock(out, fd)
+
+
+# --- which run the folder holds ----------------------------------------------------------
+def _flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """``{"recipe": {"lr": 0.1}}`` -> ``{"recipe.lr": 0.1}``: one entry per setting."""
+    flat: dict[str, Any] = {}
+    for key, value in data.items():
+        if isinstance(value, Mapping):
+            flat.update(_flatten(value, f"{prefix}{key}."))
+        else:
+            flat[f"{prefix}{key}"] = value
+    return flat
+
+
+def _normalised(fingerprint: Mapping[str, Any]) -> dict:
+    """As read back from JSON (tuples become lists), so that comparisons are exact."""
+    return json.loads(json.dumps(fingerprint))
+
+
+def differences(stored: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
+    """``"field: stored X, now Y"`` for every setting of ``new`` that ``stored`` has
+    otherwise (settings ``new`` lacks are not compared)."""
+    old, now = _flatten(_normalised(stored)), _flatten(_normalised(new))
+    return [f"{key}: stored {old[key]!r}, now {value!r}" if key in old
+            else f"{key}: not stored, now {value!r}"
+            for key, value in now.items() if key not in old or old[key] != value]
+
+
+def check_fingerprint(out: Path, fingerprint: Mapping[str, Any], prefix: str) -> None:
+    """Make sure a backup in ``out`` is this run's before it is resumed.
+
+    ``fingerprint``: the settings that make a run (model, data, recipe, epochs, batch
+    size, seed, model constructor arguments...). Without a backup the fingerprint is
+    (re)written: nothing is resumed. With a backup it must equal the stored one, else a
+    ``RunFolderError`` names the differences. A backup written before runs kept a
+    fingerprint is adopted with this launch's settings (and a line saying so).
+    """
+    path = out / FINGERPRINT_FILE
+    stored = read_json(path) if path.is_file() else None
+    new = _normalised(fingerprint)
+    if has_backup(out) and stored is None:
+        print(f"{prefix} {out} holds a backup from before runs recorded their settings: "
+              f"adopting this launch's settings ({path}).")
+    elif has_backup(out):
+        changed = differences(stored, new)
+        if changed:
+            raise RunFolderError(
+                f"{out} holds the backup of another run ({'; '.join(changed)}): resuming it "
+                "would mix two runs; use a new --out folder to start afresh, or rerun with "
+                f"the settings of {path} to resume."
+            )
+        return
+    if stored != new:
+        write_text_atomic(path, json.dumps(new, indent=2) + "\n")
+
+
+def finished_run(out: Path, fingerprint: Mapping[str, Any], epochs: int) -> dict | None:
+    """The metrics of a finished run in ``out`` that this launch would repeat, None when
+    ``out`` holds no finished run.
+
+    A finished run with other settings is refused (``RunFolderError``): a rerun never
+    rewrites it. ``fingerprint`` may lack settings only known once the data is loaded;
+    a run finished before fingerprints were kept is compared on its model and epochs.
+    """
+    if not (out / METRICS_FILE).is_file():
+        return None
+    metrics = read_json(out / METRICS_FILE)
+    if (out / FINGERPRINT_FILE).is_file():
+        changed = differences(read_json(out / FINGERPRINT_FILE), fingerprint)
+    else:
+        changed = differences({"model": metrics.get("model"), "epochs": metrics.get("epochs")},
+                              {"model": fingerprint.get("model"), "epochs": epochs})
+    if changed:
+        raise RunFolderError(
+            f"{out} holds a finished run of {metrics.get('epochs')} epochs with other settings "
+            f"({'; '.join(changed)}); it is not rewritten: use a new --out to train with "
+            "these settings."
+        )
+    return metrics
+
+
+def disk_error(error: BaseException, folder: Path) -> OSError | None:
+    """The ``OSError`` to report instead of ``error``, None to report ``error`` itself: an
+    OS error without a file name gets ``folder``; a full disk reported by a library in its
+    own words (TensorFlow, h5py: "No space left on device") becomes an ``OSError``."""
+    if isinstance(error, OSError) and error.errno is not None:
+        if error.filename is None:
+            return OSError(error.errno, error.strerror or str(error), str(folder))
+        return None
+    text = str(error)
+    if "No space left on device" in text or "errno = 28" in text:
+        return OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(folder))
+    return None
