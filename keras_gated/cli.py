@@ -1,5 +1,5 @@
-"""The ``keras-gated`` command line: ``list``, ``info``, ``demo``, ``evaluate``, ``publish``
-and ``pull``."""
+"""The ``keras-gated`` command line: ``list``, ``info``, ``demo``, ``evaluate``, ``analyze``,
+``convert``, ``export``, ``publish`` and ``pull``."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import argparse
 import dataclasses
 import os
 import sys
+from pathlib import Path
 from collections.abc import Sequence
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
@@ -135,6 +136,44 @@ def _cmd_convert(args: argparse.Namespace) -> int:
     return 0
 
 
+def _model_with_weights(name: str, weights: str | None):
+    """``create_model(name, weights=weights)``; a weight id (``gresnet20.cifar10``) as ``name``
+    brings its own tag."""
+    from keras_gated.registry import create_model
+
+    return create_model(name, weights=weights) if weights else create_model(name)
+
+
+def _cmd_analyze(args: argparse.Namespace) -> int:
+    from keras_gated.analysis.report import analyze, load_examples
+    from keras_gated.registry import create_model, split_weight_id
+
+    arch, tag = split_weight_id(args.weight_id) if "." in args.weight_id else (args.weight_id, None)
+    weights = args.weights or tag
+    if weights is None:
+        raise ValueError(f"{args.weight_id!r} names no weights: give a weight id (gresnet20.cifar10) "
+                         "or --weights.")
+    model = create_model(arch, weights=weights)
+    twin = create_model(args.twin, weights=args.twin_weights or weights) if args.twin else None
+    x, y = load_examples(args.dataset, args.examples)
+    result = analyze(model, x, y, args.out, twin=twin, with_prune=not args.no_prune)
+    print(f"{arch} (weights {weights}) on {len(x)} {args.dataset} test images: accuracy "
+          f"{result['accuracy']:.4f}; wrote {args.out}/analysis.json and "
+          f"{', '.join(sorted(p.name for p in Path(args.out).glob('*.png')))}")
+    return 0
+
+
+def _cmd_export(args: argparse.Namespace) -> int:
+    from keras_gated.export import default_file_name, export
+
+    model = _model_with_weights(args.name, args.weights)
+    out = Path(args.out) if args.out else Path(default_file_name(model.name, args.format))
+    export(model, out, args.format)
+    weights = args.weights or (args.name.split(".", 1)[1] if "." in args.name else "random")
+    print(f"exported {model.name} (weights {weights}) as {args.format}: {out}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="keras-gated",
@@ -182,6 +221,24 @@ def build_parser() -> argparse.ArgumentParser:
                         "authors' code, or a Torch7 pre-act CIFAR ResNet (fb.resnet.torch)")
     p.add_argument("--out", required=True, help="new folder for the Keras save (weights=OUT loads it)")
     p.set_defaults(func=_cmd_convert)
+
+    p = sub.add_parser("analyze", help="gate values, block removal, pruning and stage analyses, as PNGs + JSON")
+    p.add_argument("weight_id", help="weight id (gresnet20.cifar10) or model name with --weights")
+    p.add_argument("--weights", default=None, help="tag, file, folder or hf:// (default: the weight id's tag)")
+    p.add_argument("--dataset", required=True, help="data tag (cifar10, fashion_mnist) or image folder")
+    p.add_argument("--out", required=True, help="folder for the plots and analysis.json")
+    p.add_argument("--examples", type=int, default=2000, help="test images used (default 2000)")
+    p.add_argument("--twin", default=None, help="ungated twin to compare (e.g. preactresnet20)")
+    p.add_argument("--twin-weights", default=None, help="the twin's weights (default: the same tag)")
+    p.add_argument("--no-prune", action="store_true", help="skip the pruning speed/accuracy curve")
+    p.set_defaults(func=_cmd_analyze)
+
+    p = sub.add_parser("export", help="export for serving: ONNX, TFLite or TF SavedModel")
+    p.add_argument("name", help="model name (gresnet20) or weight id (gresnet20.cifar10)")
+    p.add_argument("--weights", default=None, help="tag, file, folder or hf:// (default: random, or the id's)")
+    p.add_argument("--format", required=True, choices=("onnx", "tflite", "savedmodel"))
+    p.add_argument("--out", default=None, help="output path (default: NAME.onnx, NAME.tflite, NAME_savedmodel)")
+    p.set_defaults(func=_cmd_export)
     return parser
 
 

@@ -63,6 +63,7 @@ def gate(model: keras.Model, gate: str = "relu") -> keras.Model:
     config["name"] = twin_name(model.name)
     gated = model.__class__.from_config(config)
     _copy_weights(model, gated)
+    gated.class_names = getattr(model, "class_names", None)
     return gated
 
 

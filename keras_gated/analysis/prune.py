@@ -92,6 +92,7 @@ def prune(model: keras.Model, blocks: Iterable[str], name: str | None = None) ->
     by_path = {v.path: v for v in source.weights}
     for variable in pruned.weights:
         variable.assign(keras.ops.convert_to_numpy(by_path[variable.path]))
+    pruned.class_names = getattr(model, "class_names", None)
     return pruned
 
 

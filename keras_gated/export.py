@@ -1,0 +1,114 @@
+"""Export a model for serving: TensorFlow SavedModel, TFLite (LiteRT) and ONNX.
+
+The models normalise raw pixels inside (a ``Normalization`` layer whose mean and
+variance are non-trainable variables). Some converters (tf2onnx, behind Keras's ONNX
+export on the TensorFlow backend) turn those variables into graph *inputs* that no user
+feeds. So the exported graph uses :class:`ConstantStandardization` instead: the same
+(x − mean) / max(√variance, ε) with the statistics as constants. Only the exported copy
+changes; the model and its weight files are left as they are.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+from pathlib import Path
+from typing import Any
+
+import keras
+import numpy as np
+from keras import ops
+
+PACKAGE = "keras_gated"
+FORMATS = {"savedmodel": "tf_saved_model", "tflite": "litert", "onnx": "onnx"}
+BACKENDS = {  # the Keras backends each format is exported from
+    "savedmodel": ("tensorflow", "jax"),
+    "tflite": ("tensorflow", "torch"),
+    "onnx": ("tensorflow", "jax", "torch"),
+}
+
+
+@keras.saving.register_keras_serializable(package=PACKAGE)
+class ConstantStandardization(keras.layers.Layer):
+    """(x − mean) / max(√variance, ε) with mean and variance as constants (no variables)."""
+
+    def __init__(self, mean: Any, variance: Any, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.mean = np.asarray(mean, dtype="float32").tolist()
+        self.variance = np.asarray(variance, dtype="float32").tolist()
+
+    def call(self, x):
+        mean = ops.convert_to_tensor(np.asarray(self.mean, "float32"), dtype=x.dtype)
+        std = ops.maximum(ops.sqrt(ops.convert_to_tensor(np.asarray(self.variance, "float32"), dtype=x.dtype)),
+                          keras.config.epsilon())
+        return ops.divide(ops.subtract(x, mean), std)
+
+    def compute_output_shape(self, input_shape):
+        return input_shape
+
+    def get_config(self) -> dict:
+        return {**super().get_config(), "mean": self.mean, "variance": self.variance}
+
+
+def with_constant_preprocessing(model: keras.Model) -> keras.Model:
+    """A copy of ``model`` whose ``Normalization`` layers hold constants (same outputs)."""
+    config = copy.deepcopy(model.get_config())
+    replaced = False
+    for layer_config in config.get("layers", []):
+        if layer_config.get("class_name") != "Normalization":
+            continue
+        layer = model.get_layer(layer_config["config"]["name"])
+        # Per-channel statistics of the last axis: shape (C,) broadcasts over (..., C).
+        mean = np.asarray(keras.ops.convert_to_numpy(layer.mean)).reshape(-1)
+        variance = np.asarray(keras.ops.convert_to_numpy(layer.variance)).reshape(-1)
+        layer_config.update({
+            "module": None, "class_name": f"{PACKAGE}>ConstantStandardization",
+            "registered_name": f"{PACKAGE}>ConstantStandardization",
+            "config": {"name": layer.name, "mean": mean.tolist(), "variance": variance.tolist(),
+                       "dtype": layer_config["config"].get("dtype")},
+        })
+        replaced = True
+    if not replaced:
+        return model
+    exported = model.__class__.from_config(config)
+    by_path = {v.path: v for v in model.weights}
+    for variable in exported.weights:
+        variable.assign(keras.ops.convert_to_numpy(by_path[variable.path]))
+    return exported
+
+
+def export(model: keras.Model, path: str | os.PathLike, format: str, *, verbose: bool = False) -> Path:
+    """Write ``model`` as ``format`` (``"savedmodel"``, ``"tflite"`` or ``"onnx"``) to ``path``.
+
+    Inputs stay raw 0-255 pixels, as for the Keras model. Raises a ValueError naming the
+    backends that can export a format when the current one cannot.
+    """
+    if format not in FORMATS:
+        raise ValueError(f"Unknown export format {format!r}; choose one of {', '.join(FORMATS)}.")
+    backend = keras.backend.backend()
+    if backend not in BACKENDS[format]:
+        raise ValueError(
+            f"{format} export runs on the {' or '.join(BACKENDS[format])} backend, not {backend}: "
+            f"set KERAS_BACKEND={BACKENDS[format][0]}."
+        )
+    if (format, backend) == ("onnx", "jax") and any(
+        isinstance(layer, keras.layers.MaxPooling2D) for layer in model.layers
+    ):
+        # jax2onnx lowers max pooling to a 4-D MaxPool window that onnxruntime rejects.
+        raise ValueError(
+            f"ONNX export of {model.name} (it has max pooling) does not work through the JAX "
+            "backend's converter: export it with KERAS_BACKEND=tensorflow or torch."
+        )
+    path = Path(path)
+    if path.exists():
+        raise FileExistsError(f"{path} exists already: choose a new path for the export.")
+    exported = with_constant_preprocessing(model)
+    sample = np.zeros((1, *exported.inputs[0].shape[1:]), "float32")
+    exported(sample)  # converters need a called model
+    exported.export(str(path), format=FORMATS[format], verbose=verbose)
+    return path
+
+
+def default_file_name(name: str, format: str) -> str:
+    """``gresnet20.onnx``, ``gresnet20.tflite``, ``gresnet20_savedmodel``."""
+    return {"onnx": f"{name}.onnx", "tflite": f"{name}.tflite", "savedmodel": f"{name}_savedmodel"}[format]

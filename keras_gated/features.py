@@ -1,0 +1,113 @@
+"""Multi-scale feature maps of the convolutional families: the backbone that detection and
+segmentation heads need, in timm's (``features_only``, ``out_indices``, ``feature_info``)
+and keras-hub's (``pyramid_outputs``) vocabulary.
+
+A *stage* ends where the next stride-2 block starts. The feature of a stage is the output
+of its last block; for the pre-activation nets the last stage's feature is taken after
+the final BN-ReLU (``final_relu``), the only normalised output they have, as timm does
+for its pre-act ResNets. ResNet-50 and HighwayNet50 also expose the stem (reduction 2),
+as timm's ``resnet50`` does.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import keras
+
+BLOCK_NAME = re.compile(r"^(?P<stage>(stage|conv)\d+)_(unit|block|highway)\d+$")
+
+
+@dataclass(frozen=True)
+class FeatureInfo:
+    """One feature map: its layer, channels and total stride (input size / map size)."""
+
+    module: str
+    num_chs: int
+    reduction: int
+
+    def to_dict(self) -> dict:
+        return {"module": self.module, "num_chs": self.num_chs, "reduction": self.reduction}
+
+
+def _stage_ends(model: keras.Model) -> list[str]:
+    last: dict[str, str] = {}
+    for layer in model.layers:
+        match = BLOCK_NAME.match(layer.name)
+        if match:
+            last[match.group("stage")] = layer.name
+    return list(last.values())
+
+
+def feature_layers(model: keras.Model) -> list[str]:
+    """Names of the layers whose outputs are the model's feature maps, shallow to deep."""
+    names = _stage_ends(model)
+    if not names:
+        raise ValueError(
+            f"{model.name} has no convolutional stages (fully-connected nets have no feature "
+            "maps); features_only works for the CIFAR and ImageNet convolutional families."
+        )
+    layer_names = {layer.name for layer in model.layers}
+    if "stem_relu" in layer_names:
+        names.insert(0, "stem_relu")
+    if "final_relu" in layer_names:
+        names[-1] = "final_relu"
+    return names
+
+
+def feature_info(model: keras.Model) -> list[FeatureInfo]:
+    """Channels and reduction of every feature map of ``model`` (built at a known size)."""
+    height = model.inputs[0].shape[1]
+    infos = []
+    for name in feature_layers(model):
+        shape = model.get_layer(name).output.shape
+        reduction = int(round(height / shape[1])) if height and shape[1] else None
+        infos.append(FeatureInfo(name, int(shape[-1]), reduction))
+    return infos
+
+
+def _check_indices(out_indices: Sequence[int], count: int) -> list[int]:
+    indices = [i + count if i < 0 else i for i in out_indices]
+    bad = [i for i, j in zip(out_indices, indices) if not 0 <= j < count]
+    if bad:
+        raise ValueError(
+            f"out_indices {tuple(out_indices)} are out of range: this model has {count} feature "
+            f"maps (indices 0..{count - 1})."
+        )
+    return indices
+
+
+def features_model(model: keras.Model, out_indices: Sequence[int] | None = None, *,
+                   as_dict: bool = False, name: str | None = None) -> keras.Model:
+    """A model with one output per selected stage; ``model.feature_info`` describes them.
+
+    Args:
+        model: a built convolutional keras-gated model (with or without its top).
+        out_indices: which feature maps (default: all; negative indices count from the end).
+        as_dict: outputs as ``{"P<log2 reduction>": tensor}`` (keras-hub's pyramid levels)
+            instead of a list.
+    """
+    infos = feature_info(model)
+    indices = _check_indices(out_indices if out_indices is not None else range(len(infos)), len(infos))
+    chosen = [infos[i] for i in indices]
+    tensors = [model.get_layer(info.module).output for info in chosen]
+    if as_dict:
+        outputs = {pyramid_level(info): tensor for info, tensor in zip(chosen, tensors)}
+    else:
+        outputs = tensors
+    features = keras.Model(model.inputs, outputs, name=name or f"{model.name}_features")
+    features.feature_info = [info.to_dict() for info in chosen]
+    return features
+
+
+def pyramid_level(info: FeatureInfo) -> str:
+    """keras-hub's name of a feature map: ``P<log2 reduction>`` (P0 for full resolution)."""
+    return f"P{int(math.log2(info.reduction))}"
+
+
+def pyramid_outputs(model: keras.Model) -> dict:
+    """``{"P1": tensor, ...}`` of every feature map (keras-hub's ``Backbone.pyramid_outputs``)."""
+    return {pyramid_level(info): model.get_layer(info.module).output for info in feature_info(model)}
