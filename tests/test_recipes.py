@@ -10,7 +10,7 @@ from keras_gated.recipes import RECIPES, default_recipe, get_recipe
 
 def test_every_recipe_names_its_table():
     assert {"rg_mnist_fc", "preact_cifar", "wrn_cifar", "highway_cifar"} <= set(RECIPES)
-    assert all("Table" in r.table for r in RECIPES.values() if r.name != "finetune")
+    assert all(("Table" in r.table or "Fig." in r.table) for r in RECIPES.values() if r.name != "finetune")
 
 
 def test_paper_settings():
@@ -48,3 +48,12 @@ def test_optimizers():
 def test_unknown_recipe():
     with pytest.raises(ValueError, match="preact_cifar"):
         get_recipe("adam")
+
+
+def test_highway_recipe_decays_the_learning_rate_every_epoch():
+    recipe = get_recipe("highway_mnist_fc")
+    assert (recipe.optimizer, recipe.nesterov, recipe.lr_epoch_decay) == ("sgd", False, 0.97)
+    schedule = learning_rate_schedule(recipe, steps_per_epoch=10)
+    rates = [float(keras.ops.convert_to_numpy(schedule(step))) for step in (0, 9, 10, 25)]
+    np.testing.assert_allclose(rates, [0.01, 0.01, 0.0097, 0.01 * 0.97**2], rtol=1e-6)
+    assert "x0.97 per epoch" in recipe.describe()

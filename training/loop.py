@@ -15,6 +15,8 @@ from pathlib import Path
 
 import keras
 
+from keras_gated.analysis.gate_log import GateLogger
+from keras_gated.gates import gate_variables
 from training.callbacks import (
     AtomicModelCheckpoint,
     EpochBackup,
@@ -25,6 +27,8 @@ from training.callbacks import (
     truncate_log,
 )
 from training.run_dir import METRICS_FILE, disk_error, read_json, write_text_atomic
+
+GATES_FILE = "gates.csv"  # k and g(k) of every Residual Gate per epoch (gated nets only)
 
 
 class WallClock:
@@ -94,6 +98,10 @@ def fit_resumable(model: keras.Model, train, test, *, epochs: int, out: Path, ve
         ),
         keras.callbacks.TensorBoard(out / "tensorboard"),
     ]
+    if gate_variables(model):
+        # After the CSV logger (log.csv keeps its columns), before TensorBoard (which then
+        # plots every k): one row per gate and epoch in gates.csv.
+        callbacks.insert(len(callbacks) - 1, GateLogger(out / GATES_FILE))
     try:
         model.fit(train, epochs=epochs, initial_epoch=initial_epoch, validation_data=test,
                   callbacks=callbacks, verbose=verbose, shuffle=False)  # the pipeline shuffles

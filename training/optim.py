@@ -45,6 +45,14 @@ def apply_weight_decay(model: keras.Model, recipe: Recipe) -> int:
 
 def learning_rate_schedule(recipe: Recipe, steps_per_epoch: int):
     """The recipe's learning rate as a Keras schedule over optimizer steps."""
+    if recipe.lr_epoch_decay != 1.0:
+        if recipe.lr_boundaries:
+            raise ValueError(f"Recipe {recipe.name!r} has both step boundaries and an epoch decay; pick one.")
+        # lr · decay^epoch, constant within an epoch.
+        return keras.optimizers.schedules.ExponentialDecay(
+            recipe.learning_rate, decay_steps=steps_per_epoch, decay_rate=recipe.lr_epoch_decay,
+            staircase=True,
+        )
     if not recipe.lr_boundaries:
         return recipe.learning_rate
     # Keras passes the 0-based iteration count and PiecewiseConstantDecay switches after

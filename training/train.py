@@ -41,6 +41,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="Keras backend (default: KERAS_BACKEND, else tensorflow)")
     p.add_argument("--out", help="output directory (default: runs/<model>.<dataset>)")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--precision", default="float32", choices=("float32", "mixed_bfloat16", "mixed_float16"),
+                   help="Keras dtype policy; mixed precision is refused on a CPU that would "
+                        "emulate it (it is several times slower there)")
     p.add_argument("--verbose", type=int, default=1, choices=(0, 1, 2),
                    help="1: progress bar, 2: one line per epoch")
     return p
@@ -49,9 +52,9 @@ def build_parser() -> argparse.ArgumentParser:
 def reproduce_command(args: argparse.Namespace, backend: str) -> str:
     """The exact command line that reproduces this run."""
     parts = ["--model", args.model, "--dataset", args.dataset]
-    for flag in ("recipe", "epochs", "batch_size", "seed"):
+    for flag in ("recipe", "epochs", "batch_size", "seed", "precision"):
         value = getattr(args, flag)
-        if value is not None and not (flag == "seed" and value == 0):
+        if value is not None and not (flag == "seed" and value == 0) and not (flag == "precision" and value == "float32"):
             parts += [f"--{flag.replace('_', '-')}", str(value)]
     if args.strategy != "default":
         parts += ["--strategy", args.strategy]
@@ -87,9 +90,24 @@ def recipe_settings(recipe) -> dict:
 def fingerprint(args: argparse.Namespace, recipe, batch_size: int) -> dict:
     """The settings that make a run (``training.run_dir.check_fingerprint``); the model's
     constructor arguments are added once the data is loaded."""
-    return {"model": args.model, "dataset": dataset_key(args.dataset),
-            "recipe": recipe_settings(recipe), "epochs": recipe.epochs,
-            "batch_size": batch_size, "seed": args.seed}
+    settings = {"model": args.model, "dataset": dataset_key(args.dataset),
+                "recipe": recipe_settings(recipe), "epochs": recipe.epochs,
+                "batch_size": batch_size, "seed": args.seed}
+    if args.precision != "float32":
+        settings["precision"] = args.precision
+    return settings
+
+
+def set_precision(precision: str) -> None:
+    """Apply ``--precision``, refusing mixed precision that this machine would emulate."""
+    import keras
+
+    from keras_gated.precision import slow_mixed_precision
+
+    message = slow_mixed_precision(precision) if precision != "float32" else None
+    if message:
+        raise ValueError(f"--precision {precision}: {message} Pass --precision float32.")
+    keras.mixed_precision.set_global_policy(precision)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -104,6 +122,7 @@ def run(args: argparse.Namespace) -> int:
     from training.loop import evaluate_metrics, fit_resumable, write_metrics
     from training.optim import apply_weight_decay, make_optimizer
     from training.run_dir import check_fingerprint, check_run_files, finished_run, open_run_folder
+    from keras_gated.fast_path import describe, describe_text
     from keras_gated.recipes import default_recipe, get_recipe
 
     backend = keras.backend.backend()
@@ -121,6 +140,7 @@ def run(args: argparse.Namespace) -> int:
                   f"{recipe.epochs} epochs (delete {out / 'metrics.json'} to train again).")
             return 0
 
+        set_precision(args.precision)
         strategy = distribute.make_strategy(args.strategy, args.cpu_replicas)
         keras.utils.set_random_seed(args.seed)
         train_ds, train_info = datasets.load(args.dataset, "train")
@@ -146,6 +166,7 @@ def run(args: argparse.Namespace) -> int:
               f"{test_info.num_examples} test), backend {backend}, strategy {args.strategy} "
               f"({distribute.num_replicas(strategy)} replicas)")
         print(f"[train] recipe {recipe.describe()}; {decayed} variables decayed")
+        print(f"[train] fast path: {describe_text(model)}")
 
         if not fit_resumable(model, train, test, epochs=recipe.epochs, out=out,
                              verbose=args.verbose, scope=distribute.scope(strategy)):
@@ -156,6 +177,7 @@ def run(args: argparse.Namespace) -> int:
             "epochs": recipe.epochs,
             "recipe": recipe.describe(),
             "strategy": args.strategy,
+            "fast_path": describe(model),
         })
         write_metrics(out, metrics)
     print(f"[train] test accuracy {metrics['test_accuracy']:.4f} ({test_info.num_examples} "

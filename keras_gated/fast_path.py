@@ -1,0 +1,55 @@
+"""The fastest correct training path per backend, made what ``model.fit`` gets by default.
+
+Keras resolves ``compile(jit_compile="auto")`` to *no* XLA on a CPU-only TensorFlow
+machine. For these convolutional nets XLA is the faster path there too (measured in
+``benchmarks/README.md``), so keras-gated models are a ``Functional`` subclass whose
+``"auto"`` picks XLA on TensorFlow CPUs as well. Anything the user sets explicitly
+(``jit_compile=False``, ``run_eagerly=True``, a distribution strategy, op determinism)
+wins, as in Keras. Other backends keep Keras's choice: JAX always compiles with XLA, and
+torch runs eagerly unless asked for ``torch.compile``.
+"""
+
+from __future__ import annotations
+
+import keras
+from keras.src.models.functional import Functional
+from keras.src.trainers.trainer import model_supports_jit
+
+PACKAGE = "keras_gated"
+XLA_ON_TENSORFLOW_CPU = True
+
+
+@keras.saving.register_keras_serializable(package=PACKAGE)
+class GatedModel(Functional):
+    """A Keras functional model whose ``jit_compile="auto"`` is the fast path here."""
+
+    def _resolve_auto_jit_compile(self):
+        if (XLA_ON_TENSORFLOW_CPU and keras.backend.backend() == "tensorflow"
+                and not self._distribute_strategy and model_supports_jit(self)):
+            return True
+        return super()._resolve_auto_jit_compile()
+
+
+def describe(model: keras.Model) -> dict:
+    """The execution path a compiled model trains on: backend, XLA, precision, threads."""
+    backend = keras.backend.backend()
+    info = {
+        "backend": backend,
+        "jit_compile": bool(getattr(model, "jit_compile", False)),
+        "dtype_policy": keras.config.dtype_policy().name,
+    }
+    if backend == "tensorflow":
+        import tensorflow as tf
+
+        intra = tf.config.threading.get_intra_op_parallelism_threads()
+        info["intra_op_threads"] = intra or "all cores"
+    return info
+
+
+def describe_text(model: keras.Model) -> str:
+    info = describe(model)
+    parts = [f"backend {info['backend']}", f"XLA {'on' if info['jit_compile'] else 'off'}",
+             info["dtype_policy"]]
+    if "intra_op_threads" in info:
+        parts.append(f"intra-op threads: {info['intra_op_threads']}")
+    return ", ".join(parts)
