@@ -219,7 +219,13 @@ def _image_folder(root: Path, split: str):
 
 # --- tfds -----------------------------------------------------------------------------------
 def _tfds(name: str, split: str, data_dir: str | None, download: bool):
-    import tensorflow_datasets as tfds
+    try:
+        import tensorflow_datasets as tfds
+    except ModuleNotFoundError as error:  # an optional dependency: say how to get it
+        raise ModuleNotFoundError(
+            "tensorflow-datasets is not installed (pip install 'keras-gated[data]')",
+            name=error.name,
+        ) from error
 
     ds, tfds_info = tfds.load(
         name, split=split, as_supervised=True, with_info=True, data_dir=data_dir,

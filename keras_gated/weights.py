@@ -8,13 +8,15 @@
 
   1. the Hugging Face cache (``HF_HOME`` / ``HF_HUB_CACHE``; no network),
   2. the ``zoo/<weight id>/`` folder of a source checkout (or ``$KERAS_GATED_ZOO``),
+     then the copy bundled in an installed wheel (``keras_gated/_zoo/<weight id>/``:
+     the checkpoints small enough to ship, see ``setup.py``),
   3. the Hub (``hf_hub_download``: progress bar, ``HF_HUB_OFFLINE``, ``HF_TOKEN``),
 
   and every file is checked against the config's sha256 before it is used. A missing
   file, a 404, a connection error or offline mode falls through to the next source;
   the final error names every source tried. A bad copy in the Hugging Face cache is
   deleted (never anything outside the cache) and the next source is tried; a bad
-  ``zoo/`` copy or download is an error.
+  ``zoo/`` or bundled copy or download is an error.
 * a local ``.weights.h5`` file, or a Keras save folder (``config.json`` +
   ``model.weights.h5``);
 * ``"hf://org/name"`` or ``"hf://org/name@revision"``: ``model.weights.h5`` of a Hub
@@ -295,6 +297,21 @@ def zoo_dir() -> Path | None:
     return None
 
 
+def bundled_zoo_dir() -> Path | None:
+    """The ``<weight id>/`` folders shipped inside an installed wheel
+    (``keras_gated/_zoo``, same files as ``zoo/``); None where there are none (a source
+    checkout, whose ``zoo/`` is used instead)."""
+    bundled = Path(__file__).resolve().parent / "_zoo"
+    return bundled if bundled.is_dir() else None
+
+
+def local_zoo_dirs() -> list[tuple[str, Path]]:
+    """(label, folder) of every local copy of the released weights, in the order they
+    are tried: ``zoo_dir()``, then the wheel's bundled copy."""
+    folders = [("zoo/", zoo_dir()), ("bundled", bundled_zoo_dir())]
+    return [(label, folder) for label, folder in folders if folder is not None]
+
+
 def _hf():
     """huggingface_hub, imported on first use (it reads HF_* variables at import)."""
     import huggingface_hub
@@ -379,15 +396,18 @@ def resolve_pretrained_file(cfg: PretrainedCfg) -> Path:
             warnings.warn(f"{bad_cache} Used {path} instead.", UserWarning, stacklevel=2)
         return path
 
-    zoo = zoo_dir()
-    if zoo is None:
-        tried.append(f"zoo/ copy: this is not a source checkout and ${ZOO_ENV} is not set.")
-    else:
-        candidate = zoo / cfg.weight_id / cfg.file_name
+    local = local_zoo_dirs()
+    if not local:
+        tried.append(
+            f"zoo/ copy: this is not a source checkout, ${ZOO_ENV} is not set and the "
+            "installed package bundles no checkpoints."
+        )
+    for label, folder in local:
+        candidate = folder / cfg.weight_id / cfg.file_name
         if candidate.is_file():
-            check_sha256(candidate, cfg, "zoo/")
+            check_sha256(candidate, cfg, label)
             return found(candidate)
-        tried.append(f"zoo/ copy ({candidate}): no such file.")
+        tried.append(f"{label} copy ({candidate}): no such file.")
 
     where = f"Hub download ({hf.constants.ENDPOINT}/{cfg.hf_hub_id}, revision {revision})"
     if _offline():

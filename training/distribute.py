@@ -8,7 +8,9 @@
 * ``multiworker``: ``tf.distribute.MultiWorkerMirroredStrategy`` (TensorFlow backend),
   the cluster from ``TF_CONFIG``. Keras 3.15's ``fit`` fails under it
   (keras-team/keras#20585 and the scalar-metric reduction of tensorflow/tensorflow#72388);
-  ``patch_keras_for_multi_worker`` fixes both, for the pinned Keras 3.15.x only.
+  ``patch_keras_for_multi_worker`` fixes both, on Keras 3.15.x only (the version it was
+  written and tested for); on any other Keras version it patches nothing, warns, and
+  Keras's own code runs.
 * ``tpu``: ``tf.distribute.TPUStrategy`` from ``TPUClusterResolver`` (TensorFlow backend).
   **Untested**: no TPU can be reached from the machines this project is tested on.
 * ``dataparallel``: ``keras.distribution.DataParallel`` over every device (JAX backend).
@@ -20,16 +22,21 @@ import contextlib
 import hashlib
 import inspect
 import os
+import warnings
 
 STRATEGIES = ("default", "mirrored", "multiworker", "tpu", "dataparallel")
 _TF_STRATEGIES = ("mirrored", "multiworker", "tpu")
 
-# Source hashes of the two Keras functions the multi-worker fix replaces. If Keras
-# changes them, tests/training/test_distribute.py fails: re-verify the fix, then update.
+# The Keras versions the multi-worker fix was written for, and the source hashes of the
+# two Keras functions it replaces there. The fix is applied only when both match; if a
+# 3.15.x release changes the functions, tests/training/test_distribute.py fails:
+# re-verify the fix, then update. To extend it to a newer Keras, verify it there first.
+PATCHED_KERAS_VERSION_PREFIX = "3.15."
 PATCHED_KERAS_SOURCES = {
     "TensorFlowTrainer._maybe_symbolic_build": "92a504f5eba9b29f",
     "reduce_per_replica": "2e7d54b1e6edc29a",
 }
+_PATCHED_FLAG = "_keras_gated_multi_worker_patch"  # set on Keras's trainer module once patched
 
 
 def _backend() -> str:
@@ -69,8 +76,37 @@ def source_hash(function) -> str:
     return hashlib.sha256(inspect.getsource(function).encode()).hexdigest()[:16]
 
 
+def keras_sources_to_patch() -> dict[str, str]:
+    """Source hashes of the installed Keras's versions of the functions the fix replaces."""
+    from keras.src.backend.tensorflow import trainer as tf_trainer
+
+    return {
+        "TensorFlowTrainer._maybe_symbolic_build": source_hash(
+            tf_trainer.TensorFlowTrainer._maybe_symbolic_build
+        ),
+        "reduce_per_replica": source_hash(tf_trainer.reduce_per_replica),
+    }
+
+
+def multi_worker_patch_applies() -> bool:
+    """Whether the installed Keras is one the multi-worker fix was written for: a 3.15.x
+    version whose two replaced functions are unchanged (checked before patching)."""
+    import keras
+
+    if not keras.__version__.startswith(PATCHED_KERAS_VERSION_PREFIX):
+        return False
+    from keras.src.backend.tensorflow import trainer as tf_trainer
+
+    if getattr(tf_trainer, _PATCHED_FLAG, False):  # patched already: it applied
+        return True
+    return keras_sources_to_patch() == PATCHED_KERAS_SOURCES
+
+
 def patch_keras_for_multi_worker() -> None:
     """Make Keras 3.15 ``fit``/``evaluate`` work under MultiWorkerMirroredStrategy.
+
+    Only on the Keras versions it was written for (``multi_worker_patch_applies``);
+    elsewhere it warns and leaves Keras as it is.
 
     1. ``_maybe_symbolic_build`` reduces the peeked input batch with
        ``strategy.reduce("MEAN", batch)``, which multi-worker strategies reject
@@ -79,11 +115,23 @@ def patch_keras_for_multi_worker() -> None:
        (tensorflow/tensorflow#72388): reduce them with ``axis=None``.
     Both only change the multi-worker path; other strategies run Keras's own code.
     """
+    import keras
+
+    if not multi_worker_patch_applies():
+        warnings.warn(
+            f"The multi-worker fix in training/distribute.py was written for Keras "
+            f"{PATCHED_KERAS_VERSION_PREFIX}x; Keras {keras.__version__} runs its own code, "
+            "whose fit fails under MultiWorkerMirroredStrategy unless that version fixed "
+            "the two failures patch_keras_for_multi_worker describes.",
+            UserWarning,
+            stacklevel=2,
+        )
+        return
     import tensorflow as tf
     from keras.src import tree
     from keras.src.backend.tensorflow import trainer as tf_trainer
 
-    if getattr(tf_trainer, "_keras_gated_multi_worker_patch", False):
+    if getattr(tf_trainer, _PATCHED_FLAG, False):
         return
     original_build = tf_trainer.TensorFlowTrainer._maybe_symbolic_build
     original_reduce = tf_trainer.reduce_per_replica
@@ -112,7 +160,7 @@ def patch_keras_for_multi_worker() -> None:
 
     tf_trainer.TensorFlowTrainer._maybe_symbolic_build = _maybe_symbolic_build
     tf_trainer.reduce_per_replica = reduce_per_replica
-    tf_trainer._keras_gated_multi_worker_patch = True
+    setattr(tf_trainer, _PATCHED_FLAG, True)
 
 
 def make_strategy(name: str, cpu_replicas: int | None = None):

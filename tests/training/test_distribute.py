@@ -131,22 +131,35 @@ def test_dataparallel_through_the_cli(tmp_path):
 
 
 @on_tf
+@pytest.mark.skipif(not keras.__version__.startswith(distribute.PATCHED_KERAS_VERSION_PREFIX),
+                    reason="the multi-worker fix applies to Keras 3.15.x only")
 def test_keras_internals_patched_for_multi_worker_are_unchanged():
-    """Fails when Keras changes the functions the multi-worker fix replaces: re-verify
-    the fix against the new Keras (keras-team/keras#20585, tensorflow#72388), then update
-    PATCHED_KERAS_SOURCES and the pin in pyproject.toml."""
+    """Fails when a Keras 3.15.x release changes the functions the multi-worker fix
+    replaces: re-verify the fix against it, then update PATCHED_KERAS_SOURCES."""
     from keras.src.backend.tensorflow import trainer
 
-    assert keras.__version__.startswith("3.15.")
-    got = {
-        "TensorFlowTrainer._maybe_symbolic_build": distribute.source_hash(
-            trainer.TensorFlowTrainer._maybe_symbolic_build
-        ),
-        "reduce_per_replica": distribute.source_hash(trainer.reduce_per_replica),
-    }
     if getattr(trainer, "_keras_gated_multi_worker_patch", False):
         pytest.skip("already patched in this process")
-    assert got == distribute.PATCHED_KERAS_SOURCES
+    assert distribute.keras_sources_to_patch() == distribute.PATCHED_KERAS_SOURCES
+    assert distribute.multi_worker_patch_applies()
+
+
+@on_tf
+def test_multi_worker_fix_leaves_other_keras_versions_alone(monkeypatch):
+    """On a Keras version the fix was not written for, nothing is patched and a warning
+    says so (the dependency range allows any Keras 3 from 3.15.1)."""
+    from keras.src.backend.tensorflow import trainer
+
+    if getattr(trainer, "_keras_gated_multi_worker_patch", False):
+        pytest.skip("already patched in this process")
+    build, reduce = trainer.TensorFlowTrainer._maybe_symbolic_build, trainer.reduce_per_replica
+    monkeypatch.setattr(keras, "__version__", "3.99.0")
+    assert not distribute.multi_worker_patch_applies()
+    with pytest.warns(UserWarning, match="written for Keras 3.15.x; Keras 3.99.0 runs its own"):
+        distribute.patch_keras_for_multi_worker()
+    assert trainer.TensorFlowTrainer._maybe_symbolic_build is build
+    assert trainer.reduce_per_replica is reduce
+    assert not getattr(trainer, "_keras_gated_multi_worker_patch", False)
 
 
 def test_strategy_backend_mismatch_is_a_clear_error():

@@ -1,0 +1,55 @@
+"""Build script: the project's metadata and dependencies are in pyproject.toml; this file
+says which files go into the wheel.
+
+* The library ``keras_gated`` and its package data (``py.typed``, the demo images).
+* The released checkpoints of ``zoo/`` that are small enough, as the package
+  ``keras_gated._zoo``: each ``zoo/<weight id>/`` folder of at most ``BUNDLE_CAP_BYTES``
+  is copied whole (same file names), so a wheel install loads them offline; larger ones
+  come from the Hub. ``keras_gated.weights`` checks every bundled file against its
+  registered sha256, as it does for every other source.
+* Nothing else: ``training/``, ``tests/``, ``benchmarks/`` and ``examples/`` run from a
+  source checkout only.
+
+``tests/test_packaging.py`` builds the wheel and checks its contents against the caps
+below.
+"""
+
+from pathlib import Path
+
+from setuptools import find_namespace_packages, setup
+
+ZOO = Path(__file__).resolve().parent / "zoo"
+# A zoo/<weight id>/ folder ships in the wheel when its files total at most this size.
+BUNDLE_CAP_BYTES = 5_000_000
+# The whole wheel must stay under this size (PyPI accepts up to 100 MB by default).
+WHEEL_CAP_BYTES = 25_000_000
+
+
+def folder_size(folder: Path) -> int:
+    """Total size in bytes of the files directly inside ``folder``."""
+    return sum(f.stat().st_size for f in folder.iterdir() if f.is_file())
+
+
+def bundled_checkpoints(zoo: Path = ZOO) -> list[str]:
+    """The weight ids whose ``zoo/`` folder (with a ``model.weights.h5``) is within the cap."""
+    if not zoo.is_dir():
+        return []
+    return sorted(
+        folder.name
+        for folder in zoo.iterdir()
+        if (folder / "model.weights.h5").is_file() and folder_size(folder) <= BUNDLE_CAP_BYTES
+    )
+
+
+if __name__ == "__main__":  # also under pip's build backend, which runs this file as main
+    setup(
+        packages=[
+            *find_namespace_packages(include=["keras_gated", "keras_gated.*"]),
+            "keras_gated._zoo",
+        ],
+        package_dir={"keras_gated._zoo": "zoo"},
+        package_data={
+            "keras_gated": ["py.typed", "assets/**/*"],
+            "keras_gated._zoo": [f"{weight_id}/*" for weight_id in bundled_checkpoints()],
+        },
+    )

@@ -1,0 +1,169 @@
+"""Packaging: the wheel built from this checkout holds ``keras_gated`` (with the released
+checkpoints small enough to bundle, see ``setup.py``) and nothing else, and works
+installed outside the checkout, offline, with an empty Hugging Face cache.
+
+The wheel is built from a copy of the checkout (without VCS data, build outputs and
+training runs), so the build writes nothing into the repository.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import runpy
+import shutil
+import subprocess
+import sys
+import sysconfig
+import zipfile
+from pathlib import Path
+
+import keras
+import pytest
+
+import keras_gated.weights as kw
+from keras_gated.weights import ChecksumError, WeightsNotFoundError, get_pretrained_cfg
+from tests.hub_fixtures import go_offline, hf_home  # noqa: F401  (fixture)
+
+ROOT = Path(__file__).resolve().parents[1]
+# setup.py's caps and bundle list (run under another name than __main__: no build).
+SETUP = runpy.run_path(str(ROOT / "setup.py"), run_name="setup_constants")
+DEMO_ID = "gresnet20.cifar10"
+NOT_COPIED = shutil.ignore_patterns(
+    ".git", "build", "dist", "*.egg-info", "__pycache__", ".pytest_cache", ".venv", "venv", "runs"
+)
+
+
+def _run(cmd: list[str], **kwargs) -> subprocess.CompletedProcess:
+    """Run ``cmd``; fail the test with its output unless it exits 0."""
+    result = subprocess.run(cmd, capture_output=True, text=True, timeout=600, **kwargs)
+    assert result.returncode == 0, f"{cmd} exited {result.returncode}:\n{result.stderr[-4000:]}"
+    return result
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> Path:
+    """The wheel of a copy of this checkout, built offline (no index, no build isolation)."""
+    tmp = tmp_path_factory.mktemp("packaging")
+    source = tmp / "source"
+    shutil.copytree(ROOT, source, ignore=NOT_COPIED)
+    _run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--no-index",
+         "-w", str(tmp / "dist"), str(source)],
+        env={**os.environ, "PIP_NO_INDEX": "1"},
+    )
+    (built,) = (tmp / "dist").glob("keras_gated-*.whl")
+    return built
+
+
+@pytest.fixture(scope="module")
+def installed(wheel: Path) -> Path:
+    """The folder the wheel is installed into (``pip install --no-deps --target``)."""
+    target = wheel.parent.parent / "target"
+    _run([sys.executable, "-m", "pip", "install", "--no-deps", "--no-index", "--target",
+          str(target), str(wheel)])
+    return target
+
+
+def _python_outside(target: Path, code: list[str], tmp_path: Path) -> subprocess.CompletedProcess:
+    """Run ``python -S <code>`` in ``tmp_path`` with the install in ``target`` first on the
+    path, then this environment's site-packages as plain paths: ``-S`` keeps their ``.pth``
+    files (e.g. an editable install of this checkout) from running. Offline, with an
+    empty Hugging Face cache and no ``$KERAS_GATED_ZOO``."""
+    site_packages = dict.fromkeys(sysconfig.get_paths()[k] for k in ("purelib", "platlib"))
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("HF_", "HUGGING", "KERAS_GATED", "PYTHON"))}
+    (tmp_path / "hf_home").mkdir()
+    env.update(
+        PYTHONPATH=os.pathsep.join([str(target), *site_packages]),
+        HF_HOME=str(tmp_path / "hf_home"),
+        HF_HUB_OFFLINE="1",
+        KERAS_BACKEND=keras.backend.backend(),
+    )
+    return subprocess.run([sys.executable, "-S", *code], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=600)
+
+
+def test_wheel_holds_keras_gated_and_the_bundled_checkpoints_only(wheel):
+    with zipfile.ZipFile(wheel) as archive:
+        names = set(archive.namelist())
+        digests = {
+            weight_id: hashlib.sha256(
+                archive.read(f"keras_gated/_zoo/{weight_id}/model.weights.h5")
+            ).hexdigest()
+            for weight_id in SETUP["bundled_checkpoints"]()
+        }
+    top_level = {name.split("/")[0] for name in names}
+    assert top_level == {"keras_gated", wheel.name.split("-py")[0] + ".dist-info"}, top_level
+    assert "keras_gated/__init__.py" in names and "keras_gated/cli.py" in names
+    assert any(n.startswith("keras_gated/assets/cifar10_demo/") for n in names)
+
+    bundled = sorted({n.split("/")[2] for n in names if n.startswith("keras_gated/_zoo/")})
+    assert bundled == SETUP["bundled_checkpoints"]() and DEMO_ID in bundled
+    for weight_id in bundled:
+        folder = ROOT / "zoo" / weight_id
+        # The whole folder, same names; the weight file has the registered sha256.
+        assert {f"keras_gated/_zoo/{weight_id}/{f.name}" for f in folder.iterdir()} <= names
+        assert SETUP["folder_size"](folder) <= SETUP["BUNDLE_CAP_BYTES"]
+        assert digests[weight_id] == get_pretrained_cfg(weight_id).sha256
+    assert wheel.stat().st_size < SETUP["WHEEL_CAP_BYTES"]
+
+
+def test_installed_wheel_runs_the_demo_offline(installed, tmp_path):
+    result = _python_outside(installed, ["-m", "keras_gated.cli", "demo"], tmp_path)
+    assert result.returncode == 0, result.stderr[-4000:]
+    assert f"GResNet20 ({DEMO_ID})" in result.stdout
+    assert "image 19" in result.stdout and "accuracy on these 20 images" in result.stdout
+
+
+def test_installed_wheel_loads_the_bundled_weights(installed, tmp_path):
+    code = (
+        "import keras_gated as kg; from keras_gated import weights as w; "
+        "m = kg.GResNet20(weights='cifar10'); print(kg.__file__); "
+        f"print(w.resolve_pretrained_file(w.get_pretrained_cfg({DEMO_ID!r})))"
+    )
+    result = _python_outside(installed, ["-c", code], tmp_path)
+    assert result.returncode == 0, result.stderr[-4000:]
+    package, weights = (Path(line) for line in result.stdout.strip().splitlines()[-2:])
+    assert package.is_relative_to(installed), package
+    assert weights == installed / "keras_gated" / "_zoo" / DEMO_ID / "model.weights.h5"
+
+
+def test_training_is_not_installed(installed, tmp_path):
+    result = _python_outside(installed, ["-c", "import training"], tmp_path)
+    assert result.returncode != 0
+    assert "ModuleNotFoundError: No module named 'training'" in result.stderr
+
+
+def test_bundled_copy_is_tried_after_zoo_and_checked(hf_home, tmp_path, monkeypatch):  # noqa: F811
+    """In-process: with an empty cache and ``zoo/``, offline, the bundled copy is used
+    when it is intact and refused when it is not; the error names both local sources."""
+    go_offline(monkeypatch)
+    cfg = get_pretrained_cfg(DEMO_ID)
+    bundle = tmp_path / "bundle"
+    monkeypatch.setattr(kw, "bundled_zoo_dir", lambda: bundle)
+
+    with pytest.raises(WeightsNotFoundError) as error:
+        kw.resolve_pretrained_file(cfg)
+    assert "zoo/ copy" in str(error.value) and "bundled copy" in str(error.value)
+
+    copy = bundle / DEMO_ID / cfg.file_name
+    copy.parent.mkdir(parents=True)
+    shutil.copy(ROOT / "zoo" / DEMO_ID / cfg.file_name, copy)
+    assert kw.resolve_pretrained_file(cfg) == copy
+
+    data = bytearray(copy.read_bytes())
+    data[-1] ^= 1  # one bit flipped
+    copy.write_bytes(bytes(data))
+    with pytest.raises(ChecksumError, match="bundled copy"):
+        kw.resolve_pretrained_file(cfg)
+
+
+def test_a_missing_optional_dependency_names_its_extra(monkeypatch):
+    """tensorflow-datasets is optional (``[data]``, ``[train]``): without it, a tfds data
+    set is a one-sentence error naming the extra to install."""
+    from keras_gated import datasets
+
+    monkeypatch.setitem(sys.modules, "tensorflow_datasets", None)  # as if not installed
+    with pytest.raises(datasets.DatasetNotFoundError, match=r"pip install 'keras-gated\[data\]'"):
+        datasets.load("mnist", "test", download=False)
