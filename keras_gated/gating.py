@@ -12,11 +12,17 @@ with ``keras_gated.convert``.
 
 from __future__ import annotations
 
+import re
+
 import keras
 
 GATEABLE_BLOCKS = ("PreActUnit", "ResNetBottleneck")
+# A residual FC net's block ends in an Add([branch, input]) named block<i>: the residual
+# form of a Residual Gate with g(k) = 1.
+RESIDUAL_MERGE = re.compile(r"^block\d+$")
 # Registry names of ungated families and of their gated twins.
-TWIN_PREFIXES = (("preactresnet", "gresnet"), ("wrn_", "gwrn_"), ("resnet50", "gresnet50"))
+TWIN_PREFIXES = (("preactresnet", "gresnet"), ("wrn_", "gwrn_"), ("resnet50", "gresnet50"),
+                 ("resnetfc", "gresnetfc"))
 EXACT_GATES = ("relu", "identity")  # g(1) = 1: the twin starts as the original
 
 
@@ -50,16 +56,26 @@ def gate(model: keras.Model, gate: str = "relu") -> keras.Model:
         raise TypeError(f"gate() takes a keras.Model, got {type(model).__name__}.")
     config = model.get_config()
     blocks = [c for c in config.get("layers", []) if c.get("class_name") in GATEABLE_BLOCKS]
-    if not blocks:
+    merges = [c for c in config.get("layers", [])
+              if c.get("class_name") == "Add" and RESIDUAL_MERGE.match(c["config"]["name"])]
+    if not blocks and not merges:
         raise ValueError(
             f"{model.name} has no residual blocks to gate (PreActUnit or ResNetBottleneck "
-            "layers); gate() works on pre-act ResNets, Wide ResNets and ResNet-50."
+            "layers, or residual Add merges); gate() works on pre-act ResNets, Wide ResNets, "
+            "ResNet-50 and residual FC nets."
         )
     already = [c["config"]["name"] for c in blocks if c["config"].get("gate") is not None]
     if already:
         raise ValueError(f"{model.name} is gated already (block {already[0]!r} has a gate).")
     for block in blocks:
         block["config"]["gate"] = gate
+    for merge in merges:
+        merge.update({
+            "module": None, "class_name": "keras_gated>ResidualGate",
+            "registered_name": "keras_gated>ResidualGate",
+            "config": {"name": merge["config"]["name"], "gate": gate, "form": "residual",
+                       "dtype": merge["config"].get("dtype"), "trainable": True},
+        })
     config["name"] = twin_name(model.name)
     gated = model.__class__.from_config(config)
     _copy_weights(model, gated)
@@ -74,7 +90,7 @@ def _copy_weights(source: keras.Model, target: keras.Model) -> None:
     for variable in target.weights:
         original = by_path.get(variable.path)
         if original is None:
-            if not variable.path.endswith("/gate/k"):
+            if not variable.path.endswith(("/gate/k", "/k")):
                 raise AssertionError(f"{variable.path} has no counterpart in {source.name}")
             continue
         variable.assign(keras.ops.convert_to_numpy(original))

@@ -16,7 +16,7 @@ import keras
 import numpy as np
 
 from keras_gated.gates import _residual_gate, gate_values, gated_blocks, set_gate
-from keras_gated.gating import GATEABLE_BLOCKS, gate
+from keras_gated.gating import GATEABLE_BLOCKS, RESIDUAL_MERGE, gate
 
 ORDERS = ("gate", "random", "position")
 
@@ -32,7 +32,9 @@ def _gated(model: keras.Model) -> keras.Model:
     gated twin."""
     if any(_residual_gate(layer) is not None for layer in gated_blocks(model).values()):
         return model
-    if any(layer.__class__.__name__ in GATEABLE_BLOCKS for layer in model.layers):
+    if any(layer.__class__.__name__ in GATEABLE_BLOCKS or
+           (isinstance(layer, keras.layers.Add) and RESIDUAL_MERGE.match(layer.name))
+           for layer in model.layers):
         return gate(model)
     return model
 

@@ -166,3 +166,13 @@ def test_analyze_writes_plots_and_json(tmp_path):
     assert [p["removed"] for p in prune_points] == list(range(len(removable_blocks(model)) + 1))
     assert prune_points[-1]["parameters"] < prune_points[0]["parameters"]
     assert result["accuracy"] == saved["accuracy"]
+
+
+def test_a_residual_fc_net_gates_exactly_and_its_blocks_can_be_removed():
+    model = kg.ResNetFC(6, classes=3, classifier_activation=None)
+    gated = kg.gate(model)
+    assert gated.name == "gresnetfc6" and list(kg.gate_values(gated).values()) == [1.0] * 3
+    x, y = _data((28, 28, 1), n=16)
+    np.testing.assert_allclose(to_numpy(gated(x)), to_numpy(model(x)), atol=1e-6, rtol=0)
+    assert removable_blocks(model) == ["block1", "block2", "block3"]
+    assert set(single_removal_accuracies(model, x, y)) == {"block1", "block2", "block3"}
