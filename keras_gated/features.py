@@ -98,7 +98,8 @@ def features_model(model: keras.Model, out_indices: Sequence[int] | None = None,
         outputs = {pyramid_level(info): tensor for info, tensor in zip(chosen, tensors)}
     else:
         outputs = tensors
-    features = keras.Model(model.inputs, outputs, name=name or f"{model.name}_features")
+    inputs = model.inputs[0] if len(model.inputs) == 1 else model.inputs  # called with one array
+    features = keras.Model(inputs, outputs, name=name or f"{model.name}_features")
     features.feature_info = [info.to_dict() for info in chosen]
     return features
 

@@ -5,6 +5,8 @@
     ['gresnet1001', 'gresnet110', 'gresnet164', 'gresnet20', ...]
     >>> model = keras_gated.create_model("gwrn_16_2", classes=100)
     >>> model = keras_gated.create_model("gresnet20.cifar10")   # name.tag = weight id
+    >>> model = keras_gated.create_model("gresnet20", pretrained=True, num_classes=5)
+    >>> backbone = keras_gated.create_model("gresnet20", features_only=True, out_indices=(1, 2))
 
 A name identifies an architecture (``gresnet20``); a *weight id* ``name.tag`` adds the
 tag of the data its weights were trained on (``gresnet20.cifar10``).
@@ -12,9 +14,11 @@ tag of the data its weights were trained on (``gresnet20.cifar10``).
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import fnmatch
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -65,10 +69,28 @@ def _natural_key(name: str):
     return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name)]
 
 
-def list_models(pattern: str | None = None, pretrained: bool = False) -> list[str]:
-    """Registered model names matching the fnmatch ``pattern`` (all when None).
+Patterns = str | Sequence[str] | None
 
-    With ``pretrained=True``, the weight ids (``name.tag``) of released weights instead.
+
+def _as_patterns(patterns: Patterns) -> list[str]:
+    """A pattern or a list of them as a list (empty for None)."""
+    if patterns is None:
+        return []
+    return [patterns] if isinstance(patterns, str) else list(patterns)
+
+
+def list_models(
+    filter: Patterns = None,  # noqa: A002 - timm's argument name
+    pretrained: bool = False,
+    exclude_filters: Patterns = None,
+) -> list[str]:
+    """Registered model names matching ``filter`` (all when None), timm-style.
+
+    Args:
+        filter: an fnmatch pattern (``"gresnet*"``) or a list of them: a name matching
+            any of them is kept. Also accepted by position, as before.
+        pretrained: list the weight ids (``name.tag``) of released weights instead.
+        exclude_filters: a pattern or a list of them: names matching any are dropped.
     """
     if pretrained:
         from keras_gated.weights import list_pretrained
@@ -76,8 +98,11 @@ def list_models(pattern: str | None = None, pretrained: bool = False) -> list[st
         names = list_pretrained()
     else:
         names = list(_REGISTRY)
-    if pattern is not None:
-        names = [n for n in names if fnmatch.fnmatch(n, pattern)]
+    include = _as_patterns(filter)
+    if include:
+        names = [n for n in names if any(fnmatch.fnmatch(n, p) for p in include)]
+    exclude = _as_patterns(exclude_filters)
+    names = [n for n in names if not any(fnmatch.fnmatch(n, p) for p in exclude)]
     return sorted(names, key=_natural_key)
 
 
@@ -98,12 +123,74 @@ def get_model_entry(name: str) -> ModelEntry:
         ) from None
 
 
-def create_model(name: str, **kwargs: Any) -> keras.Model:
+def default_pretrained_tag(arch: str) -> str:
+    """The tag ``pretrained=True`` loads: the first released tag of ``arch``."""
+    from keras_gated.weights import list_pretrained, tags_for
+
+    tags = tags_for(arch)
+    if not tags:
+        released = ", ".join(list_pretrained()) or "none yet"
+        raise ValueError(
+            f"pretrained=True: no weights are released for {arch!r}. Released weight ids: "
+            f"{released}."
+        )
+    return tags[0]
+
+
+def _overlay_cfg(arch: str, tag: str, overlay: dict) -> tuple[Any, str | None]:
+    """(the registered config of ``arch.tag`` with ``overlay``'s fields replaced, a local
+    weight file from overlay key ``"file"`` or None)."""
+    from keras_gated.weights import PretrainedCfg, get_pretrained_cfg
+
+    overlay = dict(overlay)
+    file = overlay.pop("file", None)
+    fields = {f.name for f in dataclasses.fields(PretrainedCfg)}
+    unknown = sorted(set(overlay) - fields)
+    if unknown or "weight_id" in overlay:
+        bad = unknown[0] if unknown else "weight_id"
+        raise ValueError(
+            f"pretrained_cfg_overlay: {bad!r} cannot be overridden. Allowed keys: "
+            f"{', '.join(sorted(fields - {'weight_id'}))}, and 'file' (a local weight file)."
+        )
+    cfg = dataclasses.replace(get_pretrained_cfg(f"{arch}.{tag}"), **overlay)
+    return cfg, None if file is None else os.fspath(file)
+
+
+def create_model(
+    name: str,
+    pretrained: bool | str = False,
+    num_classes: int | None = None,
+    features_only: bool = False,
+    out_indices: Sequence[int] | None = None,
+    pretrained_cfg_overlay: dict | None = None,
+    **kwargs: Any,
+) -> keras.Model:
     """Build a registered model by name; ``name.tag`` also loads the tag's weights.
 
     Keyword arguments override the registered ones (``classes=100``,
-    ``include_top=False``, ``weights="cifar10"``, ...).
+    ``include_top=False``, ``weights="cifar10"``, ...). timm's vocabulary works too:
+
+    Args:
+        name: a registered name (``"gresnet20"``) or a weight id (``"gresnet20.cifar10"``).
+        pretrained: True loads the default released weights of ``name`` (the first of
+            ``keras_gated.weights.tags_for(name)``), a string loads that tag; False
+            (default): random weights unless ``name.tag`` or ``weights=`` say otherwise.
+        num_classes: the size of the head (an alias of ``classes``): a new head when it
+            differs from the weights'. 0 gives the pooled features (no head).
+        features_only: return ``keras_gated.features.features_model`` of the backbone
+            (``include_top=False``): one output per stage, described by
+            ``model.feature_info``. Convolutional families only.
+        out_indices: with ``features_only``, which feature maps (default: all).
+        pretrained_cfg_overlay: fields of the pretrained config to override (e.g.
+            ``{"hf_hub_id": ..., "revision": ..., "sha256": ...}`` for a fork), or
+            ``{"file": path}`` to load a local weight file in place of the released one.
+
+    Every model has ``pretrained_cfg``, ``num_classes``, ``reset_classifier``,
+    ``forward_features`` and ``forward_head`` (see
+    ``keras_gated.models.application.attach_timm_api``).
     """
+    from keras_gated.weights import pretrained_cfgs_overlay
+
     arch, tag = split_weight_id(name)
     if not isinstance(name, str) or name.endswith(".") or not arch:
         raise ValueError(
@@ -111,11 +198,72 @@ def create_model(name: str, **kwargs: Any) -> keras.Model:
             "weight id 'name.tag' ('gresnet20.cifar10'), with both parts non-empty."
         )
     entry = get_model_entry(arch)
-    if tag is not None:
-        if kwargs.get("weights") not in (None, tag):
+    requested = {"name": tag, "weights": kwargs.get("weights")}
+    if pretrained is True:
+        requested["pretrained"] = tag or kwargs.get("weights") or default_pretrained_tag(arch)
+    elif isinstance(pretrained, str) and pretrained:
+        requested["pretrained"] = pretrained
+    elif pretrained not in (False, None):
+        raise ValueError(f"`pretrained` must be True, False or a tag, got {pretrained!r}.")
+    given = {source: value for source, value in requested.items() if value is not None}
+    if len(set(map(str, given.values()))) > 1:
+        raise ValueError(
+            f"create_model({name!r}) names different weights: "
+            + ", ".join(f"{source} -> {value!r}" for source, value in given.items())
+            + "; give only one."
+        )
+    weights = next(iter(given.values()), None)
+    if weights is not None:
+        kwargs["weights"] = weights
+
+    if num_classes is not None:
+        if kwargs.get("classes", num_classes) != num_classes:
             raise ValueError(
-                f"create_model({name!r}) names weights {tag!r} but `weights`="
-                f"{kwargs['weights']!r} was passed too; give only one."
+                f"`num_classes`={num_classes!r} and `classes`={kwargs['classes']!r} differ: "
+                "`num_classes` is an alias of `classes`; give only one."
             )
-        kwargs["weights"] = tag
-    return entry.build(**kwargs)
+        if num_classes == 0:
+            kwargs["include_top"] = False
+            kwargs.setdefault("pooling", "avg")
+        else:
+            kwargs["classes"] = num_classes
+    if out_indices is not None and not features_only:
+        raise ValueError("`out_indices` selects feature maps: pass it with features_only=True.")
+    if features_only:
+        if kwargs.get("include_top") or kwargs.get("pooling"):
+            raise ValueError(
+                "features_only=True returns the feature maps: do not pass include_top=True "
+                "or pooling with it."
+            )
+        kwargs["include_top"] = False
+
+    cfgs: tuple = ()
+    file = None
+    if pretrained_cfg_overlay:
+        if weights is None or str(weights) not in _released_tags(arch):
+            raise ValueError(
+                "pretrained_cfg_overlay changes the config of released weights: pass it "
+                "with pretrained=True, a tag or a weight id."
+            )
+        cfg, file = _overlay_cfg(arch, str(weights), pretrained_cfg_overlay)
+        cfgs = (cfg,)
+        if file is not None:
+            kwargs["weights"] = file
+    with pretrained_cfgs_overlay(*cfgs):
+        model = entry.build(**kwargs)
+    if file is not None:
+        object.__setattr__(model, "pretrained_cfg", {**dataclasses.asdict(cfgs[0]), "file": file})
+    if not features_only:
+        return model
+
+    from keras_gated.features import features_model
+
+    features = features_model(model, out_indices)
+    object.__setattr__(features, "pretrained_cfg", model.pretrained_cfg)
+    return features
+
+
+def _released_tags(arch: str) -> list[str]:
+    from keras_gated.weights import tags_for
+
+    return tags_for(arch)

@@ -85,6 +85,8 @@ class PreActUnit(keras.layers.Layer):
         dropout: dropout rate before the last convolution (0 disables it).
         gate: None (an ungated unit) or the Residual Gate function ``"relu"``,
             ``"identity"`` or ``"sigmoid"``.
+        k_initializer: start value of the gate scalar k (1.0, the paper's), a float or a
+            Keras initializer; unused without a gate.
         share_preactivation: True makes a same-shape unit's shortcut carry the shared
             pre-activation ReLU(BN(x)) instead of x (fb.resnet.torch's first unit of a
             stage). Units that change the shape always share it.
@@ -107,6 +109,7 @@ class PreActUnit(keras.layers.Layer):
         bn_epsilon: float = 1e-5,
         kernel_initializer: str | dict | keras.initializers.Initializer | None = None,
         share_preactivation: bool = False,
+        k_initializer: float | str | dict | keras.initializers.Initializer = 1.0,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
@@ -131,6 +134,11 @@ class PreActUnit(keras.layers.Layer):
             raise ValueError(f"`dropout` must be in [0, 1), got {dropout!r}.")
         self.dropout = float(dropout)
         self.gate = None if gate is None else check_gate_function(gate)
+        # A number stays a number (readable in the config); anything else an initializer.
+        if isinstance(k_initializer, (int, float)) and not isinstance(k_initializer, bool):
+            self.k_initializer = float(k_initializer)
+        else:
+            self.k_initializer = keras.initializers.get(k_initializer)
         self.batch_norm = bool(batch_norm)
         self.bn_momentum = float(bn_momentum)
         self.bn_epsilon = float(bn_epsilon)
@@ -190,7 +198,9 @@ class PreActUnit(keras.layers.Layer):
             self.projection.build(tuple(input_shape))
         self.residual_gate = None
         if self.gate is not None:
-            self.residual_gate = ResidualGate(self.gate, form="residual", name="gate")
+            self.residual_gate = ResidualGate(
+                self.gate, form="residual", k_initializer=self.k_initializer, name="gate"
+            )
             self.residual_gate.build([shape, shape])
 
     # -- forward ---------------------------------------------------------------------
@@ -248,4 +258,9 @@ class PreActUnit(keras.layers.Layer):
             "bn_epsilon": self.bn_epsilon,
             "kernel_initializer": keras.initializers.serialize(self.kernel_initializer),
             "share_preactivation": self.share_preactivation,
+            "k_initializer": (
+                self.k_initializer
+                if isinstance(self.k_initializer, float)
+                else keras.initializers.serialize(self.k_initializer)
+            ),
         }

@@ -71,6 +71,8 @@ class ResidualGate(keras.layers.Layer):
         self.k_regularizer = keras.regularizers.get(k_regularizer)
 
     def build(self, input_shape):
+        # The variable dtype of the policy: float32 also under mixed precision, where
+        # ``call`` casts g(k) to the compute dtype of the branch.
         self.k = self.add_weight(
             name="k",
             shape=(),

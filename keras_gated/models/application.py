@@ -17,24 +17,40 @@ It gives every constructor the keras.applications signature and contract:
 * Every model knows its class names (``model.class_names``): the weights' own when their
   head is loaded, else generic ``class0``, ``class1``, ...; None without a head.
   ``keras_gated.decode_predictions(preds, model=model)`` uses them.
+* Every model also has timm's ``pretrained_cfg``, ``num_classes``, ``reset_classifier``,
+  ``forward_features`` and ``forward_head`` (``attach_timm_api``); they are Python
+  attributes, lost by a ``keras.saving.load_model`` reload.
+* Under a mixed-precision policy (``mixed_bfloat16``, ``mixed_float16``) the
+  ``preprocessing`` layer and the ``predictions`` head (with its softmax) compute in
+  float32, as keras-hub's do; the gates' k are float32 variables.
 
-Public constructors are wrapped by ``public_constructor``: an unknown keyword names the
-constructor and lists its arguments, and the call is remembered so that a weights /
-model mismatch can name the call that matches the weights.
+Public constructors are wrapped by ``public_constructor``: their signature spells out every
+argument with its default, an unknown keyword names the constructor and lists its
+arguments, and the call is remembered so that a weights / model mismatch can name the
+call that matches the weights.
 """
 
 from __future__ import annotations
 
 import contextvars
+import dataclasses
 import functools
 import inspect
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import keras
 
-from keras_gated.weights import load_pretrained, validate_weights
+from keras_gated.fast_path import GatedModel
+from keras_gated.precision import warn_if_slow_mixed_precision
+from keras_gated.weights import (
+    get_pretrained_cfg,
+    list_pretrained,
+    load_pretrained,
+    validate_weights,
+)
 
 # The arguments every applications-style constructor accepts.
 APPLICATION_ARGUMENTS = (
@@ -82,12 +98,83 @@ def current_call() -> ConstructorCall | None:
     return _CURRENT_CALL.get()
 
 
-def public_constructor(*forwarded: str) -> Callable[[Callable], Callable]:
+# Defaults of the forwarded arguments that ``public_constructor`` spells out in the
+# signature it shows; ``classes`` depends on the family and is given by each constructor.
+FORWARDED_DEFAULTS: dict[str, Any] = {
+    "include_top": True,
+    "weights": None,
+    "input_tensor": None,
+    "input_shape": None,
+    "pooling": None,
+    "classifier_activation": "softmax",
+    "include_preprocessing": True,
+    "name": None,
+    "shortcut": "projection",
+    "batch_norm": True,
+    "k_init": 1.0,
+}
+
+APPLICATION_DOC = """
+    Applications arguments (as ``keras.applications``):
+        include_top: end in ``avg_pool`` + the ``predictions`` head (True) or return
+            the features (False).
+        weights: None (random), a released data tag (``"cifar10"``), a local
+            ``.weights.h5`` file or save folder, or ``"hf://org/name[@revision]"``.
+        input_tensor: a Keras tensor to build the model on.
+        input_shape: (height, width, channels) without batch; None for the default.
+        pooling: with ``include_top=False``: None (the feature map), ``"avg"`` or ``"max"``.
+        classes: size of the head.
+        classifier_activation: activation of the head (None for logits).
+        include_preprocessing: normalise raw 0-255 pixels inside the model.
+        name: the model name (default: the registry name).
+"""
+
+
+def public_signature(
+    func: Callable, forwarded: Sequence[str], defaults: dict[str, Any]
+) -> inspect.Signature:
+    """``func``'s signature with ``**kwargs`` replaced by ``forwarded`` as keyword-only
+    parameters, each with its default (``defaults``, then ``FORWARDED_DEFAULTS``)."""
+    signature = inspect.signature(func)
+    own = [
+        p for p in signature.parameters.values()
+        if p.kind not in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+    ]
+    names = {p.name for p in own}
+    extra = []
+    for name in forwarded:
+        if name in names:
+            continue
+        default = defaults.get(name, FORWARDED_DEFAULTS.get(name, inspect.Parameter.empty))
+        if default is inspect.Parameter.empty:
+            raise TypeError(f"{func.__name__}: no default given for forwarded {name!r}.")
+        extra.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default))
+    # Positional-or-keyword parameters after a keyword-only one are not allowed: the
+    # forwarded ones come after every own parameter.
+    return signature.replace(parameters=own + extra)
+
+
+def defaults_of(constructor: Callable) -> dict[str, Any]:
+    """{argument: default} of a (decorated) constructor's shown signature."""
+    return {
+        p.name: p.default
+        for p in inspect.signature(constructor).parameters.values()
+        if p.default is not inspect.Parameter.empty
+    }
+
+
+def public_constructor(
+    *forwarded: str, defaults: dict[str, Any] | None = None
+) -> Callable[[Callable], Callable]:
     """Decorate a public constructor whose ``**kwargs`` accept ``forwarded`` names.
 
     The wrapped constructor refuses any other keyword with one sentence listing the valid
-    arguments (``valid_arguments``), and records its call for ``current_call``.
+    arguments (``valid_arguments``), and records its call for ``current_call``. Its
+    ``inspect.signature`` (and ``help``) shows every forwarded argument as a keyword-only
+    parameter with its default (``defaults``, then ``FORWARDED_DEFAULTS``), and its
+    docstring describes the applications arguments.
     """
+    defaults = dict(defaults or {})
 
     def decorate(func: Callable[..., keras.Model]) -> Callable[..., keras.Model]:
         signature = inspect.signature(func)
@@ -122,6 +209,9 @@ def public_constructor(*forwarded: str) -> Callable[[Callable], Callable]:
                 _CURRENT_CALL.reset(token)
 
         constructor.valid_arguments = valid
+        constructor.__signature__ = public_signature(func, forwarded, defaults)
+        if "include_top" in valid and "include_top:" not in (func.__doc__ or ""):
+            constructor.__doc__ = (func.__doc__ or "").rstrip() + "\n" + APPLICATION_DOC
         return constructor
 
     return decorate
@@ -130,6 +220,7 @@ def public_constructor(*forwarded: str) -> Callable[[Callable], Callable]:
 def arguments_of(constructor: Callable, *without: str) -> tuple[str, ...]:
     """The valid arguments of a decorated constructor, less ``without`` (fixed ones)."""
     return tuple(a for a in constructor.valid_arguments if a not in without)
+
 
 POOLING_CHOICES = (None, "avg", "max")
 
@@ -231,14 +322,70 @@ def _per_channel(values: tuple[float, ...], channels: int) -> tuple[float, ...]:
 
 
 def preprocessing_layer(spec: InputSpec, channels: int) -> keras.layers.Layer:
-    """The in-model normalisation of raw 0-255 pixels that matches ``spec``."""
+    """The in-model normalisation of raw 0-255 pixels that matches ``spec``.
+
+    It always computes in float32 (also under a mixed-precision policy), as keras-hub's
+    image converters do: 0-255 pixels lose precision in (b)float16.
+    """
     if spec.scale is not None:
-        return keras.layers.Rescaling(spec.scale, name="preprocessing")
+        return keras.layers.Rescaling(spec.scale, name="preprocessing", dtype="float32")
     mean = _per_channel(spec.mean, channels)
     std = _per_channel(spec.std, channels)
     return keras.layers.Normalization(
-        mean=list(mean), variance=[s * s for s in std], name="preprocessing"
+        mean=list(mean), variance=[s * s for s in std], name="preprocessing", dtype="float32"
     )
+
+
+@dataclass(frozen=True)
+class HeadSpec:
+    """How a family pools its features and classifies them (kept for ``reset_classifier``)."""
+
+    spatial: bool  # False: the features are already a vector (fully-connected nets)
+    classifier_activation: Any = "softmax"
+    head_dropout: float = 0.0
+    head_initializer: Any = "glorot_uniform"
+
+    def pooling_layer(self, pooling: str = "avg") -> keras.layers.Layer:
+        """A fresh ``avg_pool`` / ``max_pool`` layer (an identity for vectors)."""
+        name = f"{pooling}_pool"
+        if not self.spatial:
+            return keras.layers.Identity(name=name)
+        if pooling == "max":
+            return keras.layers.GlobalMaxPooling2D(name=name)
+        return keras.layers.GlobalAveragePooling2D(name=name)
+
+    def classifier(self, classes: int) -> keras.layers.Layer:
+        """A fresh ``predictions`` head. It computes in float32, softmax included, also
+        under a mixed-precision policy (as keras-hub's heads), so probabilities sum to 1."""
+        return keras.layers.Dense(
+            classes,
+            activation=self.classifier_activation,
+            kernel_initializer=self.head_initializer,
+            dtype="float32",
+            name="predictions",
+        )
+
+
+def assemble(
+    inputs: Any,
+    feature_map: Any,
+    head: HeadSpec,
+    *,
+    include_top: bool,
+    pooling: str | None,
+    classes: int,
+    name: str,
+) -> keras.Model:
+    """The model from ``inputs`` to ``feature_map`` followed by the requested top."""
+    x = feature_map
+    if include_top:
+        x = head.pooling_layer("avg")(x)
+        if head.head_dropout:
+            x = keras.layers.Dropout(head.head_dropout, name="head_dropout")(x)
+        x = head.classifier(classes)(x)
+    elif pooling is not None:
+        x = head.pooling_layer(pooling)(x)
+    return GatedModel(inputs, x, name=name)
 
 
 def build_application(
@@ -268,8 +415,12 @@ def build_application(
         spec: the family's input defaults and normalisation.
         head_dropout: dropout between ``avg_pool`` and ``predictions`` (a recipe detail
             of some families, e.g. the 19-layer Highway net).
+
+    The model also gets timm's conveniences (see ``attach_timm_api``): ``pretrained_cfg``,
+    ``num_classes``, ``reset_classifier``, ``forward_features`` and ``forward_head``.
     """
     check_data_format()
+    warn_if_slow_mixed_precision()
     validate_pooling(pooling)
     validate_classifier_activation(classifier_activation)
     if include_top:
@@ -286,31 +437,12 @@ def build_application(
 
     if include_preprocessing:
         x = preprocessing_layer(spec, shape[-1] if spec.spatial else 1)(x)
-    x = features(x)
-
-    if spec.spatial:
-        average = keras.layers.GlobalAveragePooling2D(name="avg_pool")
-        maximum = keras.layers.GlobalMaxPooling2D(name="max_pool")
-    else:  # a fully-connected net's features are already a vector
-        average = keras.layers.Identity(name="avg_pool")
-        maximum = keras.layers.Identity(name="max_pool")
-
-    if include_top:
-        x = average(x)
-        if head_dropout:
-            x = keras.layers.Dropout(head_dropout, name="head_dropout")(x)
-        x = keras.layers.Dense(
-            classes,
-            activation=classifier_activation,
-            kernel_initializer=head_initializer,
-            name="predictions",
-        )(x)
-    elif pooling == "avg":
-        x = average(x)
-    elif pooling == "max":
-        x = maximum(x)
-
-    model = keras.Model(inputs, x, name=name or arch)
+    feature_map = features(x)
+    head = HeadSpec(spec.spatial, classifier_activation, head_dropout, head_initializer)
+    model = assemble(
+        inputs, feature_map, head,
+        include_top=include_top, pooling=pooling, classes=classes, name=name or arch,
+    )
     weights_class_names: tuple[str, ...] | None = None
     if weights is not None:
 
@@ -344,6 +476,95 @@ def build_application(
             call=current_call(),
         )
     model.class_names = class_names_of(include_top, classes, weights_class_names)
+    attach_timm_api(
+        model, feature_map, head,
+        num_classes=classes if include_top else 0,
+        pretrained_cfg=pretrained_cfg_of(arch, weights),
+    )
+    return model
+
+
+# ------------------------------------------------------------ timm's model conveniences
+
+
+def pretrained_cfg_of(arch: str, weights: Any) -> dict | None:
+    """The config dict of ``weights`` for ``arch``: the registered ``PretrainedCfg`` of a
+    data tag as a dict, ``{"file": ...}`` for a file, folder or ``hf://`` reference, None
+    for random weights."""
+    if weights is None:
+        return None
+    weights = os.fspath(weights)
+    if f"{arch}.{weights}" in list_pretrained(f"{arch}.*"):
+        return dataclasses.asdict(get_pretrained_cfg(f"{arch}.{weights}"))
+    return {"file": weights}
+
+
+def attach_timm_api(
+    model: keras.Model,
+    feature_map: Any,
+    head: HeadSpec,
+    *,
+    num_classes: int,
+    pretrained_cfg: dict | None,
+) -> keras.Model:
+    """Give ``model`` timm's conveniences, as plain attributes:
+
+    * ``pretrained_cfg``: the config dict of its weights (None for random weights);
+    * ``num_classes``: the size of its head (0 without one);
+    * ``reset_classifier(num_classes)``: a **new** model on the same backbone layers
+      (weights shared, not copied) with a fresh ``num_classes`` head; 0 gives the pooled
+      features. Keras graphs are immutable, so use ``model = model.reset_classifier(5)``;
+    * ``forward_features(x)``: the last feature map, before pooling;
+    * ``forward_head(x, pre_logits=False)``: pooling and head on a feature map
+      (``pre_logits=True``: the pooled features); ``forward_head(forward_features(x))``
+      equals ``model(x)``.
+
+    They are Python attributes, not part of the saved config: a model reloaded with
+    ``keras.saving.load_model`` does not have them (``keras_gated.create_model`` the
+    architecture and load the weights file to keep them).
+    """
+    inputs = model.inputs[0] if len(model.inputs) == 1 else model.inputs
+    layer_names = {layer.name for layer in model.layers}
+    extractor: list[keras.Model] = []  # built on first use
+
+    def forward_features(x: Any, training: bool | None = False) -> Any:
+        """The last feature map of ``x`` (raw pixels), before global pooling."""
+        if not extractor:
+            extractor.append(keras.Model(inputs, feature_map, name=f"{model.name}_forward_features"))
+        return extractor[0](x, training=training)
+
+    def forward_head(x: Any, pre_logits: bool = False, training: bool | None = False) -> Any:
+        """Global pooling and the head on a feature map; ``pre_logits``: pooled only."""
+        pooling = "max" if "max_pool" in layer_names and "avg_pool" not in layer_names else "avg"
+        pool_name = f"{pooling}_pool"
+        pool = model.get_layer(pool_name) if pool_name in layer_names else head.pooling_layer(pooling)
+        x = pool(x)
+        if "head_dropout" in layer_names:
+            x = model.get_layer("head_dropout")(x, training=training)
+        if pre_logits or "predictions" not in layer_names:
+            return x
+        return model.get_layer("predictions")(x)
+
+    def reset_classifier(num_classes: int) -> keras.Model:
+        """A new model: this backbone (shared layers) with a fresh ``num_classes`` head,
+        or the pooled features for 0."""
+        if isinstance(num_classes, bool) or not isinstance(num_classes, int) or num_classes < 0:
+            raise ValueError(f"`num_classes` must be an integer >= 0, got {num_classes!r}.")
+        new = assemble(
+            inputs, feature_map, head,
+            include_top=num_classes > 0, pooling="avg", classes=num_classes, name=model.name,
+        )
+        new.class_names = class_names_of(num_classes > 0, num_classes, None)
+        return attach_timm_api(
+            new, feature_map, head, num_classes=num_classes, pretrained_cfg=pretrained_cfg
+        )
+
+    # object.__setattr__: a plain dict, not one wrapped by Keras' attribute tracking.
+    object.__setattr__(model, "pretrained_cfg", pretrained_cfg)
+    model.num_classes = num_classes
+    model.forward_features = forward_features
+    model.forward_head = forward_head
+    model.reset_classifier = reset_classifier
     return model
 
 

@@ -33,6 +33,7 @@ def cifar_resnet_features(
     *,
     block: str = "basic",
     gate: str | None = None,
+    k_init: float = 1.0,
     shortcut: str = "projection",
     dropout: float = 0.0,
     batch_norm: bool = True,
@@ -41,7 +42,10 @@ def cifar_resnet_features(
     bn_epsilon: float = 1e-5,
     share_stage_preactivation: bool = False,
 ):
-    """A function mapping normalised images to the final (BN-ReLU'd) feature map."""
+    """A function mapping normalised images to the final (BN-ReLU'd) feature map.
+
+    ``k_init`` is the start value of every Residual Gate's k (gated nets only).
+    """
 
     def features(x):
         x = keras.layers.Conv2D(
@@ -61,6 +65,7 @@ def cifar_resnet_features(
                     shortcut=shortcut,
                     dropout=dropout,
                     gate=gate,
+                    k_initializer=k_init,
                     batch_norm=batch_norm,
                     bn_momentum=bn_momentum,
                     bn_epsilon=bn_epsilon,

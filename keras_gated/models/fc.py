@@ -50,7 +50,9 @@ def _dense_bn_relu(x, units: int, name: str, bn_momentum: float):
     return keras.layers.ReLU(name=f"{name}_relu")(x)
 
 
-def _fc_features(kind: str, depth: int, units: int, gate: str | None, transform_bias: float):
+def _fc_features(
+    kind: str, depth: int, units: int, gate: str | None, transform_bias: float, k_init: float
+):
     bn_momentum = 0.99  # Keras defaults: the paper's nets were written in Keras
 
     def features(x):
@@ -59,7 +61,9 @@ def _fc_features(kind: str, depth: int, units: int, gate: str | None, transform_
         if kind == "plain":
             for i in range(1, depth + 1):
                 f = _dense_bn_relu(x, units, f"layer{i}", bn_momentum)
-                x = f if gate is None else ResidualGate(gate, form="plain", name=f"block{i}")([f, x])
+                x = f if gate is None else ResidualGate(
+                    gate, form="plain", k_initializer=k_init, name=f"block{i}"
+                )([f, x])
         elif kind == "resnet":
             for i in range(1, depth // 2 + 1):
                 r = _dense_bn_relu(x, units, f"block{i}_layer1", bn_momentum)
@@ -67,7 +71,9 @@ def _fc_features(kind: str, depth: int, units: int, gate: str | None, transform_
                 if gate is None:
                     x = keras.layers.Add(name=f"block{i}")([r, x])
                 else:
-                    x = ResidualGate(gate, form="residual", name=f"block{i}")([r, x])
+                    x = ResidualGate(
+                        gate, form="residual", k_initializer=k_init, name=f"block{i}"
+                    )([r, x])
         else:
             for i in range(1, depth + 1):
                 x = Highway(
@@ -85,6 +91,7 @@ def _fc_net(
     depth: int = 10,
     units: int = 50,
     transform_bias: float = -2.0,
+    k_init: float = 1.0,
     include_top: bool = True,
     weights: str | None = None,
     input_tensor: Any = None,
@@ -108,7 +115,7 @@ def _fc_net(
         check_gate_function(gate)
     arch = f"{_PREFIX[(kind, gate is not None)]}{depth}" + ("" if units == 50 else f"_w{units}")
     return build_application(
-        _fc_features(kind, depth, units, gate, transform_bias),
+        _fc_features(kind, depth, units, gate, transform_bias, k_init),
         arch=arch,
         spec=MNIST_FC_INPUT,
         include_top=include_top,
@@ -127,34 +134,34 @@ _ARGS_DOC = """
     Args:
         depth: number of middle layers (default 10).
         units: width of every layer (50 in the paper).
-        **kwargs: the applications arguments (``include_top``, ``weights``,
-            ``input_tensor``, ``input_shape=(28, 28, 1)``, ``pooling`` (no effect: the
-            features are already a vector), ``classes=10``, ``classifier_activation``,
-            ``include_preprocessing`` (x / 255), ``name``).
+        include_top, weights, input_tensor, input_shape, pooling, classes,
+            classifier_activation, include_preprocessing, name: the applications
+            arguments (``input_shape=(28, 28, 1)``; ``pooling`` has no effect: the
+            features are already a vector; ``include_preprocessing``: x / 255).
 """
 
 
-@public_constructor(*APPLICATION_ARGUMENTS)
+@public_constructor(*APPLICATION_ARGUMENTS, defaults={"classes": 10})
 def PlainNet(depth: int = 10, units: int = 50, **kwargs: Any) -> keras.Model:
     return _fc_net("plain", None, depth=depth, units=units, **kwargs)
 
 
-@public_constructor(*APPLICATION_ARGUMENTS)
+@public_constructor("k_init", *APPLICATION_ARGUMENTS, defaults={"classes": 10})
 def GPlainNet(depth: int = 10, units: int = 50, gate: str = "relu", **kwargs: Any) -> keras.Model:
     return _fc_net("plain", gate, depth=depth, units=units, **kwargs)
 
 
-@public_constructor(*APPLICATION_ARGUMENTS)
+@public_constructor(*APPLICATION_ARGUMENTS, defaults={"classes": 10})
 def ResNetFC(depth: int = 10, units: int = 50, **kwargs: Any) -> keras.Model:
     return _fc_net("resnet", None, depth=depth, units=units, **kwargs)
 
 
-@public_constructor(*APPLICATION_ARGUMENTS)
+@public_constructor("k_init", *APPLICATION_ARGUMENTS, defaults={"classes": 10})
 def GResNetFC(depth: int = 10, units: int = 50, gate: str = "relu", **kwargs: Any) -> keras.Model:
     return _fc_net("resnet", gate, depth=depth, units=units, **kwargs)
 
 
-@public_constructor(*APPLICATION_ARGUMENTS)
+@public_constructor(*APPLICATION_ARGUMENTS, defaults={"classes": 10})
 def HighwayFC(
     depth: int = 10, units: int = 50, transform_bias: float = -2.0, **kwargs: Any
 ) -> keras.Model:
@@ -166,12 +173,14 @@ GPlainNet.__doc__ = (
     "Gated plain FC net: u = g(k)·f(x) + (1 − g(k))·x per layer (Residual Gates Table 1)."
     + _ARGS_DOC
     + "        gate: the gating function g (``relu``, ``identity``, ``sigmoid``).\n"
+    + "        k_init: the start value of every gate scalar k (1.0, the paper's).\n"
 )
 ResNetFC.__doc__ = "Residual FC net: depth/2 blocks u = f_r(x) + x (Residual Gates Table 1)." + _ARGS_DOC
 GResNetFC.__doc__ = (
     "Gated residual FC net: depth/2 blocks u = g(k)·f_r(x) + x (Residual Gates Table 1)."
     + _ARGS_DOC
     + "        gate: the gating function g (``relu``, ``identity``, ``sigmoid``).\n"
+    + "        k_init: the start value of every gate scalar k (1.0, the paper's).\n"
 )
 HighwayFC.__doc__ = (
     "Highway FC net: ``depth`` layers y = H·T + x·(1 − T) (Srivastava et al. 2015)."

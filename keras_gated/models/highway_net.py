@@ -26,7 +26,7 @@ import keras
 from keras_gated.layers.highway import Highway
 from keras_gated.layers.highway_bottleneck import HighwayBottleneck
 from keras_gated.models.application import CIFAR_INPUT, IMAGENET_INPUT, build_application, public_constructor
-from keras_gated.models.resnet import imagenet_stages, imagenet_stem
+from keras_gated.models.resnet import RANDOM_WEIGHTS_WARNING, imagenet_stages, imagenet_stem
 from keras_gated.registry import register_model
 
 # (width, highway layers) per stage; a max-pool follows every stage but the last.
@@ -81,7 +81,6 @@ def HighwayNet(
         variant: Highway variant of every layer (Greff et al. 2017, Table 1a):
             ``"coupled"`` (the paper's), ``"full"``, ``"carry_only"``, ``"transform_only"``.
         transform_bias: start value of every b_T (−2 in the authors' CIFAR nets).
-        **: the applications arguments.
     """
     arch = "highwaynet" if variant == "coupled" else f"highwaynet_{variant}"
     return build_application(
@@ -138,6 +137,12 @@ def HighwayNet50(
     name: str | None = None,
 ) -> keras.Model:
     """The 50-layer convolutional Highway net of Greff et al. 2017, Table 1b.
+
+    **weights=None by default: this builds a RANDOMLY initialised net.** Unlike
+    ``keras.applications`` ImageNet models, no ImageNet weights are released by
+    keras-gated, and no pretrained Highway net exists elsewhere to convert; torchvision's
+    or timm's ResNet-50 weights load into ``ResNet50`` / ``GResNet50`` with
+    ``keras_gated.convert.convert("resnet50", path, "torchvision")``.
 
     Args:
         variant: ``"highway"`` (H = Conv-BN-ReLU-Conv-BN-ReLU-Conv-BN) or ``"full"``

@@ -25,6 +25,7 @@ from keras_gated.models.application import (
     CIFAR_INPUT,
     arguments_of,
     build_application,
+    defaults_of,
     public_constructor,
 )
 from keras_gated.models.cifar_resnet import cifar_resnet_features
@@ -75,6 +76,7 @@ def _resnet(
     prefix: str,
     *,
     shortcut: str = "projection",
+    k_init: float = 1.0,
     include_top: bool = True,
     weights: str | None = None,
     input_tensor: Any = None,
@@ -96,6 +98,7 @@ def _resnet(
         block=block,
         gate=gate,
         shortcut=shortcut,
+        k_init=k_init,
         kernel_initializer=he_normal_untruncated("fan_out"),
         share_stage_preactivation=True,
     )
@@ -115,7 +118,7 @@ def _resnet(
     )
 
 
-@public_constructor("shortcut", *APPLICATION_ARGUMENTS)
+@public_constructor("shortcut", *APPLICATION_ARGUMENTS, defaults={"classes": 10})
 def PreActResNet(depth: int, block: str | None = None, **kwargs: Any) -> keras.Model:
     """A pre-activation ResNet for CIFAR (He et al. 2016, *Identity Mappings*).
 
@@ -123,104 +126,148 @@ def PreActResNet(depth: int, block: str | None = None, **kwargs: Any) -> keras.M
         depth: 6n+2 (basic units) or 9n+2 (bottleneck units).
         block: ``"basic"``, ``"bottleneck"`` or None (bottleneck for depth >= 164).
         shortcut: ``"projection"`` (default) or ``"zeropad"`` on a shape change.
-        **kwargs: the applications arguments (``include_top``, ``weights``,
-            ``input_tensor``, ``input_shape``, ``pooling``, ``classes=10``,
-            ``classifier_activation``, ``include_preprocessing``, ``name``).
     """
     return _resnet(depth, block, None, "preactresnet", **kwargs)
 
 
-@public_constructor("shortcut", *APPLICATION_ARGUMENTS)
+@public_constructor("shortcut", "k_init", *APPLICATION_ARGUMENTS, defaults={"classes": 10})
 def GResNet(depth: int, block: str | None = None, gate: str = "relu", **kwargs: Any) -> keras.Model:
     """A gated pre-activation ResNet (Savarese & Figueiredo 2017): u = g(k)·f_r(x) + x.
 
-    Same arguments as ``PreActResNet``, plus ``gate``: the gating function g
-    (``"relu"``, the paper's choice; ``"identity"``; ``"sigmoid"``).
+    Same arguments as ``PreActResNet``, plus
+
+    Args:
+        gate: the gating function g (``"relu"``, the paper's choice; ``"identity"``;
+            ``"sigmoid"``).
+        k_init: the start value of every gate scalar k (1.0, the paper's: a gated net
+            starts as its ungated twin).
     """
     return _resnet(depth, block, gate, "gresnet", **kwargs)
 
 
-@public_constructor(*arguments_of(PreActResNet, "depth"))
+@public_constructor(*arguments_of(PreActResNet, "depth"), defaults=defaults_of(PreActResNet))
 def PreActResNet20(**kwargs: Any) -> keras.Model:
-    """Pre-act ResNet-20: 3 basic units per stage, 0.27 M parameters."""
+    """Pre-act ResNet-20: 3 basic units per stage, 0.27 M parameters.
+
+    Family arguments: those of ``PreActResNet`` (``block``, ``shortcut``), depth fixed.
+    """
     return PreActResNet(20, **kwargs)
 
 
-@public_constructor(*arguments_of(PreActResNet, "depth"))
+@public_constructor(*arguments_of(PreActResNet, "depth"), defaults=defaults_of(PreActResNet))
 def PreActResNet32(**kwargs: Any) -> keras.Model:
-    """Pre-act ResNet-32: 5 basic units per stage."""
+    """Pre-act ResNet-32: 5 basic units per stage.
+
+    Family arguments: those of ``PreActResNet`` (``block``, ``shortcut``), depth fixed.
+    """
     return PreActResNet(32, **kwargs)
 
 
-@public_constructor(*arguments_of(PreActResNet, "depth"))
+@public_constructor(*arguments_of(PreActResNet, "depth"), defaults=defaults_of(PreActResNet))
 def PreActResNet44(**kwargs: Any) -> keras.Model:
-    """Pre-act ResNet-44: 7 basic units per stage."""
+    """Pre-act ResNet-44: 7 basic units per stage.
+
+    Family arguments: those of ``PreActResNet`` (``block``, ``shortcut``), depth fixed.
+    """
     return PreActResNet(44, **kwargs)
 
 
-@public_constructor(*arguments_of(PreActResNet, "depth"))
+@public_constructor(*arguments_of(PreActResNet, "depth"), defaults=defaults_of(PreActResNet))
 def PreActResNet56(**kwargs: Any) -> keras.Model:
-    """Pre-act ResNet-56: 9 basic units per stage."""
+    """Pre-act ResNet-56: 9 basic units per stage.
+
+    Family arguments: those of ``PreActResNet`` (``block``, ``shortcut``), depth fixed.
+    """
     return PreActResNet(56, **kwargs)
 
 
-@public_constructor(*arguments_of(PreActResNet, "depth"))
+@public_constructor(*arguments_of(PreActResNet, "depth"), defaults=defaults_of(PreActResNet))
 def PreActResNet110(**kwargs: Any) -> keras.Model:
-    """Pre-act ResNet-110: 18 basic units per stage, 1.73 M parameters."""
+    """Pre-act ResNet-110: 18 basic units per stage, 1.73 M parameters.
+
+    Family arguments: those of ``PreActResNet`` (``block``, ``shortcut``), depth fixed.
+    """
     return PreActResNet(110, **kwargs)
 
 
-@public_constructor(*arguments_of(PreActResNet, "depth"))
+@public_constructor(*arguments_of(PreActResNet, "depth"), defaults=defaults_of(PreActResNet))
 def PreActResNet164(**kwargs: Any) -> keras.Model:
-    """Pre-act ResNet-164: 18 bottleneck units per stage, 1.70 M parameters."""
+    """Pre-act ResNet-164: 18 bottleneck units per stage, 1.70 M parameters.
+
+    Family arguments: those of ``PreActResNet`` (``block``, ``shortcut``), depth fixed.
+    """
     return PreActResNet(164, **kwargs)
 
 
-@public_constructor(*arguments_of(PreActResNet, "depth"))
+@public_constructor(*arguments_of(PreActResNet, "depth"), defaults=defaults_of(PreActResNet))
 def PreActResNet1001(**kwargs: Any) -> keras.Model:
-    """Pre-act ResNet-1001: 111 bottleneck units per stage, 10.3 M parameters."""
+    """Pre-act ResNet-1001: 111 bottleneck units per stage, 10.3 M parameters.
+
+    Family arguments: those of ``PreActResNet`` (``block``, ``shortcut``), depth fixed.
+    """
     return PreActResNet(1001, **kwargs)
 
 
-@public_constructor(*arguments_of(GResNet, "depth"))
+@public_constructor(*arguments_of(GResNet, "depth"), defaults=defaults_of(GResNet))
 def GResNet20(**kwargs: Any) -> keras.Model:
-    """Gated ResNet-20: pre-act ResNet-20 with one Residual Gate per unit."""
+    """Gated ResNet-20: pre-act ResNet-20 with one Residual Gate per unit.
+
+    Family arguments: those of ``PreActResNet`` (``block``, ``shortcut``), depth fixed.
+    """
     return GResNet(20, **kwargs)
 
 
-@public_constructor(*arguments_of(GResNet, "depth"))
+@public_constructor(*arguments_of(GResNet, "depth"), defaults=defaults_of(GResNet))
 def GResNet32(**kwargs: Any) -> keras.Model:
-    """Gated ResNet-32."""
+    """Gated ResNet-32.
+
+    Family arguments: those of ``PreActResNet`` (``block``, ``shortcut``), depth fixed.
+    """
     return GResNet(32, **kwargs)
 
 
-@public_constructor(*arguments_of(GResNet, "depth"))
+@public_constructor(*arguments_of(GResNet, "depth"), defaults=defaults_of(GResNet))
 def GResNet44(**kwargs: Any) -> keras.Model:
-    """Gated ResNet-44."""
+    """Gated ResNet-44.
+
+    Family arguments: those of ``PreActResNet`` (``block``, ``shortcut``), depth fixed.
+    """
     return GResNet(44, **kwargs)
 
 
-@public_constructor(*arguments_of(GResNet, "depth"))
+@public_constructor(*arguments_of(GResNet, "depth"), defaults=defaults_of(GResNet))
 def GResNet56(**kwargs: Any) -> keras.Model:
-    """Gated ResNet-56."""
+    """Gated ResNet-56.
+
+    Family arguments: those of ``PreActResNet`` (``block``, ``shortcut``), depth fixed.
+    """
     return GResNet(56, **kwargs)
 
 
-@public_constructor(*arguments_of(GResNet, "depth"))
+@public_constructor(*arguments_of(GResNet, "depth"), defaults=defaults_of(GResNet))
 def GResNet110(**kwargs: Any) -> keras.Model:
-    """Gated ResNet-110."""
+    """Gated ResNet-110.
+
+    Family arguments: those of ``PreActResNet`` (``block``, ``shortcut``), depth fixed.
+    """
     return GResNet(110, **kwargs)
 
 
-@public_constructor(*arguments_of(GResNet, "depth"))
+@public_constructor(*arguments_of(GResNet, "depth"), defaults=defaults_of(GResNet))
 def GResNet164(**kwargs: Any) -> keras.Model:
-    """Gated ResNet-164 (bottleneck)."""
+    """Gated ResNet-164 (bottleneck).
+
+    Family arguments: those of ``PreActResNet`` (``block``, ``shortcut``), depth fixed.
+    """
     return GResNet(164, **kwargs)
 
 
-@public_constructor(*arguments_of(GResNet, "depth"))
+@public_constructor(*arguments_of(GResNet, "depth"), defaults=defaults_of(GResNet))
 def GResNet1001(**kwargs: Any) -> keras.Model:
-    """Gated ResNet-1001 (bottleneck)."""
+    """Gated ResNet-1001 (bottleneck).
+
+    Family arguments: those of ``PreActResNet`` (``block``, ``shortcut``), depth fixed.
+    """
     return GResNet(1001, **kwargs)
 
 

@@ -29,6 +29,15 @@ RESNET50_WIDTHS = (64, 128, 256, 512)
 STEM_FILTERS = 64
 BN = dict(momentum=0.9, epsilon=1e-5)
 
+# The warning that opens the docstring of every ImageNet constructor.
+RANDOM_WEIGHTS_WARNING = """
+    **weights=None by default: this builds a RANDOMLY initialised net.** Unlike
+    ``keras.applications.ResNet50`` (which defaults to ``weights="imagenet"``), no
+    ImageNet weights are released by keras-gated. To use torchvision's or timm's
+    ResNet-50 weights, convert them (see ``keras_gated.convert``):
+    ``keras_gated.convert.convert("resnet50", path, "torchvision")``.
+"""
+
 
 def imagenet_stem(x):
     """Conv7x7(64, s2, pad 3) -> BN -> ReLU -> MaxPool3x3(s2, pad 1), as torchvision."""
@@ -53,12 +62,14 @@ def imagenet_stages(x, widths: Sequence[int], block: Callable[[Any, int, int, st
     return x
 
 
-def _resnet50(arch: str, gate: str | None, **kwargs: Any) -> keras.Model:
+def _resnet50(arch: str, gate: str | None, k_init: float = 1.0, **kwargs: Any) -> keras.Model:
     if gate is not None:
         check_gate_function(gate)
 
     def block(x, width, strides, name):
-        return ResNetBottleneck(4 * width, strides=strides, gate=gate, name=name)(x)
+        return ResNetBottleneck(
+            4 * width, strides=strides, gate=gate, k_initializer=k_init, name=name
+        )(x)
 
     return build_application(
         lambda x: imagenet_stages(imagenet_stem(x), RESNET50_WIDTHS, block),
@@ -80,11 +91,7 @@ def ResNet50(
     name: str | None = None,
 ) -> keras.Model:
     """ResNet-50 (He et al. 2015), torchvision's v1.5 layout; Greff et al. 2017 Table 1b.
-
-    ``weights=None`` by default: no ImageNet weights are released by this project. Bring
-    torchvision's or timm's with ``keras_gated.convert.convert("resnet50", path,
-    source="torchvision")``.
-    """
+    {warning}"""
     return _resnet50(
         "resnet50", None,
         include_top=include_top, weights=weights, input_tensor=input_tensor,
@@ -97,6 +104,7 @@ def ResNet50(
 @public_constructor()
 def GResNet50(
     gate: str = "relu",
+    k_init: float = 1.0,
     *,
     include_top: bool = True,
     weights: str | None = None,
@@ -109,21 +117,26 @@ def GResNet50(
     name: str | None = None,
 ) -> keras.Model:
     """ResNet-50 with one Residual Gate per block: u = ReLU(g(k)·F(x) + s(x)), k = 1.
-
+    {warning}
     ``keras_gated.gate(ResNet50(...))`` gives the same net with the ResNet-50 weights
-    copied, computing the same function until k is trained.
+    copied (e.g. converted torchvision weights), computing the same function until k is
+    trained.
 
     Args:
         gate: the gating function g (``"relu"``, ``"identity"``, ``"sigmoid"``).
+        k_init: the start value of every gate scalar k (1.0, the paper's).
     """
     return _resnet50(
-        "gresnet50", gate,
+        "gresnet50", gate, k_init,
         include_top=include_top, weights=weights, input_tensor=input_tensor,
         input_shape=input_shape, pooling=pooling, classes=classes,
         classifier_activation=classifier_activation,
         include_preprocessing=include_preprocessing, name=name,
     )
 
+
+for _constructor in (ResNet50, GResNet50):
+    _constructor.__doc__ = _constructor.__doc__.format(warning=RANDOM_WEIGHTS_WARNING)
 
 register_model(
     "resnet50", ResNet50, family="imagenet",

@@ -53,6 +53,7 @@ def _wide_resnet(
     *,
     dropout: float = 0.0,
     batch_norm: bool = True,
+    k_init: float = 1.0,
     include_top: bool = True,
     weights: str | None = None,
     input_tensor: Any = None,
@@ -73,6 +74,7 @@ def _wide_resnet(
         n,
         block="basic",
         gate=gate,
+        k_init=k_init,
         dropout=dropout,
         batch_norm=batch_norm,
         kernel_initializer=he_normal_untruncated("fan_in"),
@@ -93,7 +95,7 @@ def _wide_resnet(
     )
 
 
-@public_constructor("batch_norm", *APPLICATION_ARGUMENTS)
+@public_constructor("batch_norm", *APPLICATION_ARGUMENTS, defaults={"classes": 10})
 def WideResNet(n: int, k: int, dropout: float = 0.0, **kwargs: Any) -> keras.Model:
     """WRN-(6n+4)-k for CIFAR.
 
@@ -102,22 +104,22 @@ def WideResNet(n: int, k: int, dropout: float = 0.0, **kwargs: Any) -> keras.Mod
         k: widen factor (widths 16k, 32k, 64k).
         dropout: dropout rate inside each unit (0.3 in the paper's CIFAR runs).
         batch_norm: False for the normalisation-free net of Residual Gates Table 7.
-        **kwargs: the applications arguments (``include_top``, ``weights``,
-            ``input_tensor``, ``input_shape``, ``pooling``, ``classes=10``,
-            ``classifier_activation``, ``include_preprocessing``, ``name``).
     """
     return _wide_resnet(n, k, None, "wrn", dropout=dropout, **kwargs)
 
 
-@public_constructor("batch_norm", *APPLICATION_ARGUMENTS)
+@public_constructor("batch_norm", "k_init", *APPLICATION_ARGUMENTS, defaults={"classes": 10})
 def GWideResNet(
     n: int, k: int, dropout: float = 0.0, gate: str = "relu", **kwargs: Any
 ) -> keras.Model:
     """Gated WRN-(6n+4)-k (Savarese & Figueiredo 2017): u = g(k)·f_r(x) + s(x).
 
     ``GWideResNet(4, 10, dropout=0.3)`` is the paper's G-WRN-28-10 (3.65 % CIFAR-10
-    error). Same arguments as ``WideResNet`` plus ``gate`` (``"relu"``, ``"identity"``,
-    ``"sigmoid"``).
+    error). Same arguments as ``WideResNet``, plus
+
+    Args:
+        gate: the gating function g (``"relu"``, ``"identity"``, ``"sigmoid"``).
+        k_init: the start value of every gate scalar k (1.0, the paper's).
     """
     return _wide_resnet(n, k, gate, "gwrn", dropout=dropout, **kwargs)
 

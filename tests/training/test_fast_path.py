@@ -46,3 +46,30 @@ def test_mixed_precision_is_refused_where_the_cpu_would_emulate_it(folder, tmp_p
     assert "mixed_bfloat16" in error and "--precision float32" in error and "Traceback" not in error
     assert not out.exists()
     assert keras.config.dtype_policy().name == "float32"
+
+
+def test_model_fit_gets_xla_by_default_and_the_users_choice_wins():
+    import keras_gated as kg
+
+    model = kg.GResNetFC(2)
+    model.compile("sgd", "sparse_categorical_crossentropy")
+    assert model.jit_compile is (keras.backend.backend() in ("tensorflow", "jax"))
+    model.compile("sgd", "sparse_categorical_crossentropy", jit_compile=False)
+    assert model.jit_compile is False
+
+
+def test_building_under_emulated_mixed_precision_warns_once():
+    import keras_gated as kg
+    from keras_gated import precision
+
+    if slow_mixed_precision("mixed_bfloat16") is None:
+        pytest.skip("this machine runs bf16 natively (or has an accelerator)")
+    precision._warned.clear()
+    keras.mixed_precision.set_global_policy("mixed_bfloat16")
+    try:
+        with pytest.warns(UserWarning, match="slower than float32") as record:
+            kg.GResNetFC(2)
+            kg.GResNetFC(2)
+        assert sum("slower than float32" in str(w.message) for w in record) == 1
+    finally:
+        keras.mixed_precision.set_global_policy("float32")

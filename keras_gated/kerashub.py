@@ -1,0 +1,141 @@
+"""keras-hub integration: any convolutional keras-gated model as a keras-hub ``Backbone``.
+
+keras-hub is optional: this module imports it and fails with one sentence without it.
+
+    >>> import keras_hub
+    >>> from keras_gated.kerashub import GatedBackbone
+    >>> backbone = GatedBackbone("gresnet20", weights="cifar10")
+    >>> classifier = keras_hub.models.ImageClassifier(backbone=backbone, num_classes=5)
+    >>> backbone.pyramid_outputs            # {"P0": ..., "P1": ..., "P2": ...}
+    >>> backbone.save_to_preset("gresnet20_preset")
+    >>> keras_hub.models.Backbone.from_preset("gresnet20_preset")  # after importing this module
+
+A ``GatedBackbone`` is the registry model built with ``include_top=False`` (raw 0-255
+pixels in, the last feature map out; the normalisation stays inside, as the layer
+``preprocessing``). Its config names the registry model and its arguments, so a preset
+folder (``config.json`` naming ``keras_gated>GatedBackbone``, ``metadata.json``,
+``model.weights.h5``) rebuilds it; ``keras_gated.kerashub`` must be imported before
+``Backbone.from_preset`` so that Keras knows the class.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import keras
+
+try:
+    import keras_hub
+except ImportError as error:  # pragma: no cover - depends on the environment
+    raise ImportError(
+        "keras_gated.kerashub needs keras-hub (pip install keras-hub); the rest of "
+        "keras_gated works without it."
+    ) from error
+
+from keras_gated.features import feature_layers, pyramid_outputs
+from keras_gated.registry import create_model
+
+PACKAGE = "keras_gated"
+
+
+@contextlib.contextmanager
+def _global_policy(dtype: Any) -> Iterator[None]:
+    """Build layers under ``dtype`` (a policy or its name; None: leave it), then restore
+    the global policy: keras-gated's builders read it instead of taking a dtype."""
+    if dtype is None:
+        yield
+        return
+    previous = keras.config.dtype_policy()
+    keras.config.set_dtype_policy(dtype)
+    try:
+        yield
+    finally:
+        keras.config.set_dtype_policy(previous)
+
+
+@keras.saving.register_keras_serializable(package=PACKAGE)
+class GatedBackbone(keras_hub.models.Backbone):
+    """A keras-gated registry model without its top, as a keras-hub ``Backbone``.
+
+    Args:
+        model_name: a registered convolutional model (``keras_gated.list_models()``),
+            e.g. ``"gresnet20"``, ``"gwrn_16_2"``, ``"gresnet50"``.
+        model_kwargs: its constructor arguments (``{"gate": "sigmoid", "k_init": 0.5}``);
+            saved in the config, so they must be JSON values.
+        weights: weights to load when building (a tag, a file, ``"hf://..."``); not saved
+            in the config: a preset carries the weights themselves.
+        image_shape: (height, width, channels); None for the family's default.
+        dtype: the dtype policy of the layers (e.g. ``"mixed_bfloat16"``).
+
+    Attributes:
+        pyramid_outputs: ``{"P<log2 stride>": feature map}`` of every stage
+            (``keras_gated.features.pyramid_outputs``).
+        data_format: always ``"channels_last"``.
+    """
+
+    def __init__(
+        self,
+        model_name: str,
+        model_kwargs: dict[str, Any] | None = None,
+        weights: str | os.PathLike | None = None,
+        image_shape: Sequence[int | None] | None = None,
+        dtype: Any = None,
+        **kwargs: Any,
+    ) -> None:
+        model_kwargs = dict(model_kwargs or {})
+        fixed = {"include_top", "pooling", "input_shape", "input_tensor", "weights"} & set(model_kwargs)
+        if fixed:
+            raise ValueError(
+                f"GatedBackbone sets {', '.join(sorted(fixed))} itself: pass weights= and "
+                "image_shape= instead, and leave include_top / pooling out of model_kwargs."
+            )
+        with _global_policy(dtype):
+            model = create_model(
+                model_name,
+                include_top=False,
+                pooling=None,
+                weights=weights,
+                input_shape=None if image_shape is None else tuple(image_shape),
+                **model_kwargs,
+            )
+        try:
+            feature_layers(model)
+        except ValueError as error:
+            raise ValueError(
+                f"GatedBackbone needs a convolutional model with feature maps; {error}"
+            ) from None
+        pyramid = pyramid_outputs(model)
+        kwargs.setdefault("name", f"{model_name}_backbone")
+        super().__init__(inputs=model.inputs[0], outputs=model.outputs[0], dtype=dtype, **kwargs)
+        self.model_name = model_name
+        self.model_kwargs = model_kwargs
+        self.image_shape = tuple(model.input_shape[1:])
+        self.pyramid_outputs = pyramid
+        self.data_format = "channels_last"
+
+    def get_config(self) -> dict:
+        return {
+            **super().get_config(),
+            "model_name": self.model_name,
+            "model_kwargs": dict(self.model_kwargs),
+            "image_shape": list(self.image_shape),
+        }
+
+
+def save_preset(
+    model_name: str,
+    preset_dir: str | os.PathLike,
+    *,
+    weights: str | os.PathLike | None = None,
+    image_shape: Sequence[int | None] | None = None,
+    **model_kwargs: Any,
+) -> GatedBackbone:
+    """Write a keras-hub preset folder of a registry model (e.g. released weights:
+    ``save_preset("gresnet20", "gresnet20_cifar10", weights="cifar10")``) and return the
+    backbone. ``keras_hub.models.Backbone.from_preset(preset_dir)`` loads it back."""
+    backbone = GatedBackbone(model_name, model_kwargs, weights=weights, image_shape=image_shape)
+    backbone.save_to_preset(os.fspath(preset_dir))
+    return backbone

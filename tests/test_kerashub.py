@@ -1,0 +1,41 @@
+"""keras-hub: a keras-gated backbone in ImageClassifier, with pyramid_outputs, and a preset
+folder that Backbone.from_preset loads back."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+keras_hub = pytest.importorskip("keras_hub", reason="keras-hub is optional and not installed")
+
+from keras_gated.kerashub import GatedBackbone, save_preset  # noqa: E402
+from tests.helpers import images, to_numpy  # noqa: E402
+
+
+def test_image_classifier_trains_on_a_gated_backbone():
+    backbone = GatedBackbone("gresnet20", {"k_init": 0.5}, image_shape=(16, 16, 3))
+    assert sorted(backbone.pyramid_outputs) == ["P0", "P1", "P2"]
+    assert backbone.pyramid_outputs["P2"].shape[1:] == (4, 4, 64)
+    classifier = keras_hub.models.ImageClassifier(backbone=backbone, num_classes=3)
+    x, y = images(4, (16, 16, 3)), np.array([0, 1, 2, 0])
+    history = classifier.fit(x, y, batch_size=2, epochs=1, verbose=0)
+    assert np.isfinite(history.history["loss"][0])
+    assert to_numpy(classifier.predict(x, verbose=0)).shape == (4, 3)
+
+
+def test_preset_round_trip_gives_identical_outputs(tmp_path):
+    backbone = save_preset("gwrn_16_2", tmp_path / "preset", image_shape=(16, 16, 3), gate="sigmoid")
+    config = json.loads((tmp_path / "preset" / "config.json").read_text())
+    assert config["registered_name"] == "keras_gated>GatedBackbone"
+    assert (tmp_path / "preset" / "metadata.json").is_file()
+    loaded = keras_hub.models.Backbone.from_preset(str(tmp_path / "preset"))
+    assert isinstance(loaded, GatedBackbone) and loaded.model_kwargs == {"gate": "sigmoid"}
+    x = images(2, (16, 16, 3))
+    np.testing.assert_array_equal(to_numpy(loaded(x)), to_numpy(backbone(x)))
+
+
+def test_fully_connected_nets_are_refused():
+    with pytest.raises(ValueError, match="convolutional"):
+        GatedBackbone("gresnetfc2")
