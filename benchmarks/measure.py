@@ -17,6 +17,9 @@ import time
 import numpy as np
 
 
+WARMUP_STEPS = 3  # untimed training steps first (tracing, compilation, allocator warm-up)
+
+
 def _percentiles(times: list[float]) -> dict:
     return {"p50_ms": float(np.percentile(times, 50) * 1e3), "p90_ms": float(np.percentile(times, 90) * 1e3)}
 
@@ -36,25 +39,36 @@ def measure_keras(args) -> dict:
 
     import keras_gated as kg
 
+    if args.precision != "float32":
+        keras.mixed_precision.set_global_policy(args.precision)
     model = kg.create_model(args.model)
     shape = tuple(model.input_shape[1:])
     rng = np.random.default_rng(0)
-    x = rng.uniform(0, 255, (args.batch * args.steps, *shape)).astype("float32")
+    x = rng.uniform(0, 255, (args.batch * (args.steps + WARMUP_STEPS), *shape)).astype("float32")
     y = rng.integers(0, model.output_shape[-1], len(x))
     model.compile(keras.optimizers.SGD(0.01, momentum=0.9), "sparse_categorical_crossentropy",
                   jit_compile=args.jit_compile if args.jit_compile != "auto" else "auto")
-    model.fit(x[: args.batch * 2], y[: args.batch * 2], batch_size=args.batch, epochs=1, verbose=0)  # compile
-    start = time.perf_counter()
-    model.fit(x, y, batch_size=args.batch, epochs=1, verbose=0, shuffle=False)
-    train_s = time.perf_counter() - start
+    # One fit over warm-up + timed batches; the clock runs from the end of the last
+    # warm-up batch (tracing and compilation happen in the first) to the last batch.
+    ends: list[float] = []
+    timer = keras.callbacks.LambdaCallback(on_train_batch_end=lambda batch, logs: ends.append(time.perf_counter()))
+    model.fit(x, y, batch_size=args.batch, epochs=1, verbose=0, shuffle=False, callbacks=[timer])
+    train_s = ends[-1] - ends[WARMUP_STEPS - 1]
+    timed_images = args.batch * (len(ends) - WARMUP_STEPS)
     one = x[:1]
     model.predict_on_batch(one)
     latency = _timed(lambda: model.predict_on_batch(one), args.latency_calls)
     big = np.resize(x, (args.infer_batch, *shape))
     model.predict_on_batch(big)
     infer = _timed(lambda: model.predict_on_batch(big), 3)
-    return {"implementation": f"keras-gated ({keras.backend.backend()})", "backend": keras.backend.backend(),
-            "train_img_s": len(x) / train_s, "latency": _percentiles(latency),
+    variant = []
+    if args.jit_compile is False:
+        variant.append("XLA off")
+    if args.precision != "float32":
+        variant.append(args.precision)
+    label = f"keras-gated ({', '.join([keras.backend.backend(), *variant])})"
+    return {"implementation": label, "backend": keras.backend.backend(), "jit_compile": bool(model.jit_compile),
+            "train_img_s": timed_images / train_s, "latency": _percentiles(latency),
             "infer_img_s": args.infer_batch / float(np.median(infer))}
 
 
@@ -77,7 +91,7 @@ def measure_torch(args) -> dict:
         optimizer.step()
 
     net.train()
-    for _ in range(2):
+    for _ in range(WARMUP_STEPS):
         step()
     start = time.perf_counter()
     for _ in range(args.steps):
@@ -106,6 +120,7 @@ def main(argv=None) -> int:
     p.add_argument("--infer-batch", type=int, default=256)
     p.add_argument("--channels-last", action="store_true")
     p.add_argument("--jit-compile", default="auto", help="keras: auto, or True/False")
+    p.add_argument("--precision", default="float32", choices=("float32", "mixed_bfloat16", "mixed_float16"))
     args = p.parse_args(argv)
     if args.jit_compile in ("True", "False"):
         args.jit_compile = args.jit_compile == "True"

@@ -30,8 +30,12 @@ DEFAULT_MODELS = ("gresnet20", "preactresnet20", "gwrn_16_2", "gresnetfc50")
 TRAIN_FLOPS_PER_MAC = 2 * 3  # 2 FLOPs per MAC; backward ≈ 2 × forward
 
 
-def implementations(backends: list[str], peer: bool) -> list[dict]:
+def implementations(backends: list[str], peer: bool, variants: bool = False) -> list[dict]:
     impls = [{"impl": "keras", "backend": b} for b in backends]
+    if variants and "tensorflow" in backends:
+        # Keras's own CPU default (no XLA), and mixed precision on this CPU.
+        impls += [{"impl": "keras", "backend": "tensorflow", "jit_compile": "False"},
+                  {"impl": "keras", "backend": "tensorflow", "precision": "mixed_bfloat16"}]
     if peer and importlib.util.find_spec("torch") is not None:
         impls += [{"impl": "torch", "channels_last": False}, {"impl": "torch", "channels_last": True}]
     return impls
@@ -43,6 +47,10 @@ def launch(model: str, impl: dict, args) -> dict:
                "--latency-calls", str(args.latency_calls), "--infer-batch", str(args.infer_batch)]
     if impl.get("channels_last"):
         command.append("--channels-last")
+    if impl.get("jit_compile"):
+        command += ["--jit-compile", impl["jit_compile"]]
+    if impl.get("precision"):
+        command += ["--precision", impl["precision"]]
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
     if impl["impl"] == "keras":
         env["KERAS_BACKEND"] = impl["backend"]
@@ -124,10 +132,12 @@ def plot(rows: list[dict], path: Path) -> None:
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m benchmarks.run", description=__doc__.split("\n")[0])
-    p.add_argument("--quick", action="store_true", help="GResNet20 only, 3 launches, fewer steps")
+    p.add_argument("--quick", action="store_true", help="GResNet20 only, 2 launches, fewer steps")
     p.add_argument("--models", nargs="+")
     p.add_argument("--backends", nargs="+", help="Keras backends (default: tensorflow jax, and torch if installed)")
     p.add_argument("--no-peer", action="store_true")
+    p.add_argument("--variants", action="store_true",
+                   help="also TensorFlow with XLA off (Keras's CPU default) and with mixed_bfloat16")
     p.add_argument("--launches", type=int)
     p.add_argument("--batch", type=int, default=128)
     p.add_argument("--steps", type=int)
@@ -137,11 +147,11 @@ def main(argv=None) -> int:
     p.add_argument("--out", type=Path, default=Path("benchmarks/results"))
     args = p.parse_args(argv)
     models = args.models or (QUICK_MODELS if args.quick else DEFAULT_MODELS)
-    launches = args.launches or (3 if args.quick else 5)
-    args.steps = args.steps or (10 if args.quick else 30)
+    launches = args.launches or (2 if args.quick else 5)
+    args.steps = args.steps or (20 if args.quick else 30)
     backends = args.backends or ["tensorflow", "jax"] + (["torch"] if importlib.util.find_spec("torch") else [])
     peak = cpu_peak()
-    impls = implementations(backends, peer=not args.no_peer)
+    impls = implementations(backends, peer=not args.no_peer, variants=args.variants or args.quick)
     print(f"machine: {peak.model}; fp32 limit {peak.formula()}")
     all_rows = []
     for model in models:

@@ -13,8 +13,12 @@ import keras
 MIXED_POLICIES = ("mixed_bfloat16", "mixed_float16")
 # CPU flags with native half-precision arithmetic, per policy.
 NATIVE_FLAGS = {"mixed_bfloat16": {"avx512_bf16", "amx_bf16"}, "mixed_float16": {"avx512_fp16", "amx_fp16"}}
-# Measured on a 2-core AVX2 CPU, GResNet20 training, TensorFlow (benchmarks/README.md).
-MEASURED_CPU_SLOWDOWN = "about 7x"
+# GResNet20 training, TensorFlow, batch 128, 2-core AVX2 CPU without bf16 instructions
+# (python -m benchmarks.measure --impl keras --model gresnet20 --precision P [--jit-compile False]):
+# without XLA 26 img/s in mixed_bfloat16 against 186 in float32; with XLA (the default of
+# keras-gated models) 183-202 against 192-193, i.e. no gain.
+MEASURED_CPU_NOTE = ("about 7x slower than float32 without XLA (26 vs 186 img/s for GResNet20 "
+                     "training on a 2-core AVX2 CPU) and no faster with it")
 
 
 @functools.lru_cache(maxsize=1)
@@ -49,8 +53,8 @@ def slow_mixed_precision(policy: str | None = None) -> str | None:
     if policy not in MIXED_POLICIES or has_accelerator() or cpu_runs_natively(policy):
         return None
     return (f"{policy} on this machine runs on a CPU without {policy.split('_')[1]} instructions, "
-            f"where it is {MEASURED_CPU_SLOWDOWN} slower than float32 for training; use float32 "
-            "here and mixed precision on a GPU or TPU.")
+            f"where it is emulated: {MEASURED_CPU_NOTE}; use float32 here and mixed precision "
+            "on a GPU or TPU.")
 
 
 _warned: set[str] = set()

@@ -24,7 +24,7 @@ FAMILIES = {  # one small net per family, and an input for it
     "gresnet50": {"input_shape": (32, 32, 3), "classes": 5},
     "highwaynet50": {"input_shape": (32, 32, 3), "classes": 5},
 }
-DEFAULT_ONNX = ("gresnet20", "gresnetfc2", "gresnet50")
+DEFAULT_ONNX = ("gresnet20", "gresnetfc2")
 ONNX_NEEDS = {"tensorflow": "tf2onnx", "jax": "jax2onnx", "torch": "onnxscript"}
 
 

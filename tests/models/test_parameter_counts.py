@@ -48,6 +48,7 @@ def test_wide_resnet_100_classes():
     (kg.PreActResNet1001, 10_327_706),  # architectures.md §4
     (kg.GResNet1001, 10_327_706 + 3 * 111),  # one k per unit
 ])
+@pytest.mark.slow
 def test_1000_layer_nets_count_and_run(constructor, expected):
     model = constructor(input_shape=(8, 8, 3))
     assert trainable_count(model) == expected
