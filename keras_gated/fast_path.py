@@ -21,7 +21,15 @@ XLA_ON_TENSORFLOW_CPU = True
 
 @keras.saving.register_keras_serializable(package=PACKAGE)
 class GatedModel(Functional):
-    """A Keras functional model whose ``jit_compile="auto"`` is the fast path here."""
+    """A Keras functional model whose ``jit_compile="auto"`` is the fast path here, and
+    which names the expected input shape in one sentence when called on a batch of the
+    wrong rank."""
+
+    def __call__(self, *args, **kwargs):
+        # Checked before Keras's call wrapper, which would append a dump of the array.
+        if args:
+            check_input_rank(self, args[0])
+        return super().__call__(*args, **kwargs)
 
     def _resolve_auto_jit_compile(self):
         if (XLA_ON_TENSORFLOW_CPU and keras.backend.backend() == "tensorflow"
@@ -53,3 +61,18 @@ def describe_text(model: keras.Model) -> str:
     if "intra_op_threads" in info:
         parts.append(f"intra-op threads: {info['intra_op_threads']}")
     return ", ".join(parts)
+
+
+def check_input_rank(model: keras.Model, inputs) -> None:
+    """One sentence, instead of a dump of the array, for a batch of the wrong rank."""
+    if len(model.inputs) != 1 or not hasattr(inputs, "shape"):
+        return
+    expected = tuple(model.inputs[0].shape)
+    got = tuple(inputs.shape)
+    if len(got) != len(expected):
+        hint = ("add the batch axis (x[None])" if len(got) == len(expected) - 1 and
+                got == expected[1:] else "images are (batch, height, width, channels)")
+        raise ValueError(
+            f"{model.name} takes inputs of shape {expected} (None: any size), got an array of "
+            f"shape {got}: {hint}."
+        )

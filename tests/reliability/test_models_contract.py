@@ -97,3 +97,15 @@ def test_decode_predictions_uses_the_model_and_never_guesses():
     with pytest.raises(ValueError, match="no class names"):
         kg.decode_predictions(preds, model=kg.GResNetFC(2, include_top=False))
     assert kg.decode_predictions(preds, top=1, class_names="cifar10")[0][0][1] == "cat"
+
+
+@pytest.mark.parametrize("shape, words", [((32, 32, 3), "add the batch axis"),
+                                          ((2, 32, 32), "(batch, height, width, channels)")])
+def test_a_batch_of_the_wrong_rank_is_one_sentence(shape, words):
+    import numpy as np
+
+    model = kg.GResNet20()
+    with pytest.raises(ValueError) as error:
+        model(np.zeros(shape, "float32"))
+    message = str(error.value)
+    assert words in message and "(None, 32, 32, 3)" in message and len(message) < 400
