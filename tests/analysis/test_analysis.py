@@ -59,7 +59,7 @@ def test_gate_logger_writes_one_value_per_gate_per_epoch(tmp_path):
 
 
 @pytest.mark.parametrize("build, shape", [
-    (lambda: kg.GResNet20(classes=3, input_shape=(16, 16, 3), classifier_activation=None), (16, 16, 3)),
+    (lambda: kg.GResNet20(classes=3, input_shape=(8, 8, 3), classifier_activation=None), (8, 8, 3)),
     (lambda: kg.GResNetFC(10, classes=3, classifier_activation=None), (28, 28, 1)),
     (lambda: kg.GPlainNet(10, classes=3, classifier_activation=None), (28, 28, 1)),
 ])
@@ -82,8 +82,8 @@ def test_prune_refuses_blocks_that_are_not_identity_blocks():
 
 
 def test_removal_curves_start_at_full_accuracy_and_end_at_the_same_net():
-    model = _with_random_gates(kg.GResNet20(classes=3, input_shape=(16, 16, 3)))
-    x, y = _data((16, 16, 3), n=48)
+    model = _with_random_gates(kg.GResNet20(classes=3, input_shape=(8, 8, 3)))
+    x, y = _data((8, 8, 3), n=48)
     full = accuracy(model, x, y)
     curves = {order: removal_curve(model, x, y, order=order, seeds=(0, 1))
               for order in ("gate", "random", "position")}
@@ -103,8 +103,8 @@ def test_removal_curves_start_at_full_accuracy_and_end_at_the_same_net():
 
 
 def test_single_removal_of_an_ungated_net_uses_its_exact_twin():
-    model = kg.PreActResNet20(classes=3, input_shape=(16, 16, 3))
-    x, y = _data((16, 16, 3))
+    model = kg.PreActResNet20(classes=3, input_shape=(8, 8, 3))
+    x, y = _data((8, 8, 3))
     results = single_removal_accuracies(model, x, y)
     assert list(results) == ["stage1_unit2", "stage1_unit3", "stage2_unit2", "stage2_unit3",
                              "stage3_unit2", "stage3_unit3"]
@@ -112,8 +112,8 @@ def test_single_removal_of_an_ungated_net_uses_its_exact_twin():
 
 
 def test_shuffling_runs_the_blocks_in_the_permuted_order():
-    model = kg.PreActResNet20(classes=3, input_shape=(16, 16, 3), classifier_activation=None)
-    x, y = _data((16, 16, 3), n=4)
+    model = kg.PreActResNet20(classes=3, input_shape=(8, 8, 3), classifier_activation=None)
+    x, y = _data((8, 8, 3), n=4)
     permuted = ["stage1_unit3", "stage1_unit2"]
     shuffled = _permuted_model(model, {"stage1_unit2|stage1_unit3": permuted})
     h = model.get_layer("stage1_unit1").output
@@ -127,8 +127,8 @@ def test_shuffling_runs_the_blocks_in_the_permuted_order():
 
 
 def test_estimation_error_is_zero_at_the_stage_end():
-    model = kg.GResNet20(classes=3, input_shape=(16, 16, 3))
-    x, _ = _data((16, 16, 3), n=8)
+    model = kg.GResNet20(classes=3, input_shape=(8, 8, 3))
+    x, _ = _data((8, 8, 3), n=8)
     errors = estimation_error(model, x)
     assert list(errors) == ["stage1", "stage2", "stage3"]
     for result in errors.values():
@@ -152,9 +152,9 @@ def test_highway_activity_matches_the_gate_bias():
 
 
 def test_analyze_writes_plots_and_json(tmp_path):
-    model = _with_random_gates(kg.GResNet20(classes=3, input_shape=(16, 16, 3)))
-    twin = kg.PreActResNet20(classes=3, input_shape=(16, 16, 3))
-    x, y = _data((16, 16, 3), n=24)
+    model = _with_random_gates(kg.GResNet20(classes=3, input_shape=(8, 8, 3)))
+    twin = kg.PreActResNet20(classes=3, input_shape=(8, 8, 3))
+    x, y = _data((8, 8, 3), n=24)
     result = analyze(model, x, y, tmp_path, twin=twin, seeds=(0, 1))
     for png in ("gates.png", "removal.png", "prune.png", "estimation_error.png"):
         assert (tmp_path / png).stat().st_size > 1000
