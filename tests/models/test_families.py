@@ -31,7 +31,14 @@ FAMILIES = [
 ]
 
 
-@pytest.mark.parametrize("build, shape", [f[1:] for f in FAMILIES], ids=[f[0] for f in FAMILIES])
+# HighwayNet50's save/load round trip takes ~20 s per backend: `-m slow` (its parameter
+# count is still checked in the default run, tests/models/test_parameter_counts.py).
+SLOW_FAMILIES = ("highwaynet50",)
+
+
+@pytest.mark.parametrize("build, shape", [
+    pytest.param(*f[1:], marks=pytest.mark.slow) if f[0] in SLOW_FAMILIES else f[1:] for f in FAMILIES
+], ids=[f[0] for f in FAMILIES])
 def test_forward_and_round_trip(build, shape, tmp_path):
     model = build()
     x = images(2, shape)
