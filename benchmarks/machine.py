@@ -53,8 +53,3 @@ def cpu_peak(cores: int | None = None, ghz: float | None = None) -> CpuPeak:
         ghz = float(info.get("cpu MHz", 0) or 0) / 1000 or 2.0
     return CpuPeak(info.get("model name", platform.processor() or "unknown CPU"), cores, fma_units, lanes, ghz)
 
-
-def has_bf16_instructions() -> bool:
-    """True when the CPU has native bf16 (AVX512_BF16 or AMX) instructions."""
-    flags = set(_cpuinfo().get("flags", "").split())
-    return bool(flags & {"avx512_bf16", "amx_bf16"})

@@ -59,11 +59,3 @@ class GateLogger(keras.callbacks.Callback):
         if logs is not None:
             logs.update({f"k/{name}": k for name, k, _ in readings})
 
-
-def read_gate_log(path: str | Path) -> dict[str, list[tuple[int, float]]]:
-    """Block -> [(epoch, k), ...] from a file written by ``GateLogger``."""
-    series: dict[str, list[tuple[int, float]]] = {}
-    with Path(path).open(newline="") as f:
-        for row in csv.DictReader(f):
-            series.setdefault(row["block"], []).append((int(row["epoch"]), float(row["k"])))
-    return series

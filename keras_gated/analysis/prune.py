@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 import keras
 
 from keras_gated.analysis.removal import _gated, _is_identity_block, removable_blocks
-from keras_gated.gates import _residual_gate, gated_blocks
+from keras_gated.gates import gated_blocks
 from keras_gated.layers.residual_gate import ResidualGate
 
 
@@ -107,11 +107,3 @@ def _resolve_outputs(outputs, resolve):
         return resolve(list(outputs))
     return [resolve(list(o)) for o in outputs]
 
-
-def gate_free_blocks(model: keras.Model, threshold: float = 0.0) -> list[str]:
-    """Removable blocks whose |g(k)| is at most ``threshold`` (0: exactly closed gates)."""
-    blocks = gated_blocks(model)
-    return [
-        n for n in removable_blocks(model)
-        if n in blocks and abs(float(keras.ops.convert_to_numpy(_residual_gate(blocks[n]).gate_value()))) <= threshold
-    ]
