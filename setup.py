@@ -5,7 +5,7 @@ says which files go into the wheel.
 * The released checkpoints of ``zoo/`` that are small enough, as the package
   ``keras_gated._zoo``: each ``zoo/<weight id>/`` folder of at most ``BUNDLE_CAP_BYTES``
   is copied whole (same file names), so a wheel install loads them offline; larger ones
-  come from the Hub. ``keras_gated.weights`` checks every bundled file against its
+  come from the Hub. ``keras_gated.pretrained`` checks every bundled file against its
   registered sha256, as it does for every other source.
 * Nothing else: ``training/``, ``tests/``, ``benchmarks/`` and ``examples/`` run from a
   source checkout only.
@@ -50,6 +50,7 @@ if __name__ == "__main__":  # also under pip's build backend, which runs this fi
         package_dir={"keras_gated._zoo": "zoo"},
         package_data={
             "keras_gated": ["py.typed", "assets/**/*"],
+            "keras_gated.models": ["*.json"],  # the released-weight configs
             "keras_gated._zoo": [f"{weight_id}/*" for weight_id in bundled_checkpoints()],
         },
     )

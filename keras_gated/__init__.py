@@ -39,9 +39,9 @@ from keras_gated.models import (
 )
 from keras_gated.preprocessing import decode_predictions, preprocess_input
 from keras_gated.registry import create_model, get_model_entry, is_model, list_models
-from keras_gated.weights import PretrainedCfg, get_pretrained_cfg, list_pretrained
+from keras_gated.pretrained import PretrainedCfg, get_pretrained_cfg, list_pretrained
 
-__version__ = "0.1.0"
+from keras_gated.version import __version__
 
 __all__ = [
     "gate",

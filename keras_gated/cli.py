@@ -7,8 +7,8 @@ import argparse
 import dataclasses
 import os
 import sys
-from pathlib import Path
 from collections.abc import Sequence
+from pathlib import Path
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
@@ -17,24 +17,22 @@ def _cmd_list(args: argparse.Namespace) -> int:
     from keras_gated.registry import get_model_entry, list_models
 
     if args.planned:
-        import fnmatch
 
-        from keras_gated.planned import PLANNED
+        from keras_gated.pretrained import get_pretrained_cfg, list_pretrained
 
-        for weight_id, planned in sorted(PLANNED.items()):
-            if args.pattern is None or fnmatch.fnmatch(weight_id, args.pattern):
-                print(f"{weight_id:<28} planned: {planned.expect}")
+        for weight_id in list_pretrained(args.pattern, planned=True):
+            print(f"{weight_id:<28} planned: {get_pretrained_cfg(weight_id).plan.expect}")
         return 0
     if args.markdown:
-        from keras_gated.weights import get_pretrained_cfg, list_pretrained
-        from keras_gated.zoo_index import planned_table, released_table
+        from keras_gated.pretrained import get_pretrained_cfg, list_pretrained
+        from keras_gated.pretrained.listing import planned_table, released_table
 
         print(released_table(get_pretrained_cfg(w) for w in list_pretrained(args.pattern)))
         print()
-        print(planned_table())
+        print(planned_table(get_pretrained_cfg(w) for w in list_pretrained(planned=True)))
         return 0
-    from keras_gated.weights import get_pretrained_cfg
-    from keras_gated.zoo_index import accuracy_text
+    from keras_gated.pretrained import get_pretrained_cfg
+    from keras_gated.pretrained.listing import accuracy_text
 
     names = list_models(args.pattern, pretrained=args.pretrained)
     for name in names:
@@ -52,13 +50,18 @@ def _cmd_list(args: argparse.Namespace) -> int:
 
 
 def _cmd_info(args: argparse.Namespace) -> int:
-    from keras_gated.planned import PLANNED
-    from keras_gated.registry import create_model, get_model_entry, split_weight_id
-    from keras_gated.weights import get_pretrained_cfg, tags_for
+    from keras_gated.pretrained import (
+        get_pretrained_cfg,
+        list_pretrained,
+        split_weight_id,
+        tags_for,
+    )
+    from keras_gated.pretrained.planned import training_command
+    from keras_gated.registry import create_model, get_model_entry
 
     arch, tag = split_weight_id(args.name)
     entry = get_model_entry(arch)
-    if tag and args.name not in PLANNED:
+    if tag:
         get_pretrained_cfg(args.name)  # neither released nor planned: say so, print nothing
     print(f"name:        {entry.name}")
     print(f"family:      {entry.family}")
@@ -73,10 +76,10 @@ def _cmd_info(args: argparse.Namespace) -> int:
     released = tags_for(arch)
     tags = [t for t in released if tag in (None, t)]
     print(f"released weights: {', '.join(f'{arch}.{t}' for t in tags) or 'none yet'}")
-    for planned in PLANNED.values():
-        if planned.arch == arch and tag in (None, planned.tag):
-            print(f"planned weights: {planned.weight_id} (not trainable on this project's "
-                  f"CPU machines): {planned.command()}; expect {planned.expect}")
+    for weight_id in list_pretrained(f"{arch}.{tag or '*'}", planned=True):
+        planned = get_pretrained_cfg(weight_id)
+        print(f"planned weights: {weight_id} (needs a GPU/TPU host): "
+              f"{training_command(planned)}; expect {planned.plan.expect}")
     for t in tags:
         cfg = get_pretrained_cfg(f"{arch}.{t}")
         print(f"  {cfg.weight_id}:")
@@ -87,20 +90,35 @@ def _cmd_info(args: argparse.Namespace) -> int:
 
 
 def _cmd_publish(args: argparse.Namespace) -> int:
-    from keras_gated.hub import format_pretrained_cfg, pretrained_cfg_from_folder, publish
+    import json
+
+    from keras_gated.pretrained.hub import publish
+    from keras_gated.pretrained.registry import (
+        cfg_source_file,
+        find_pretrained_cfg,
+        write_cfg,
+    )
+    from keras_gated.pretrained.zoo_folder import pretrained_cfg_from_folder
 
     cfg = pretrained_cfg_from_folder(args.folder, hf_hub_id=args.repo_id)  # checks it first
     commit = publish(args.folder, cfg.hf_hub_id, commit_message=args.message)
     cfg = dataclasses.replace(cfg, revision=commit)
     print(f"published {args.folder} to {cfg.hf_hub_id}")
     print(f"commit: {commit}")
-    print("pin it in keras_gated/pretrained_cfgs.py:")
-    print(format_pretrained_cfg(cfg))
+    registered = find_pretrained_cfg(cfg.arch, cfg.tag)
+    source = cfg_source_file(cfg.weight_id)
+    if registered is not None and registered.sha256 == cfg.sha256 and source is not None:
+        write_cfg(dataclasses.replace(registered, hf_hub_id=cfg.hf_hub_id, revision=commit),
+                  source)
+        print(f"pinned revision {commit} of {cfg.weight_id} in {source}")
+    else:
+        print("register it (python -m training.release --register) with this config:")
+        print(json.dumps({cfg.weight_id: cfg.to_dict()}, indent=2))
     return 0
 
 
 def _cmd_pull(args: argparse.Namespace) -> int:
-    from keras_gated.hub import pull
+    from keras_gated.pretrained.hub import pull
 
     folder = pull(args.name)
     print(f"cached {args.name} in {folder}")
@@ -205,7 +223,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--batch-size", type=int, default=256)
     p.set_defaults(func=_cmd_evaluate)
     p = sub.add_parser("publish", help="upload a zoo/<weight id> folder to the Hub")
-    p.add_argument("folder", help="a folder written by keras_gated.hub.save_zoo_folder")
+    p.add_argument("folder", help="a folder written by keras_gated.pretrained.save_zoo_folder")
     p.add_argument("--repo-id", default=None, help="ORG/NAME (default: keras-gated/<weight id>)")
     p.add_argument("--message", default=None, help="commit message")
     p.set_defaults(func=_cmd_publish)

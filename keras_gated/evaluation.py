@@ -16,11 +16,12 @@ def weights_classes(name: str, weights: str) -> int | None:
     the head stored in a local file or save folder; None when it cannot be read."""
     from pathlib import Path
 
-    from keras_gated.loading import head_classes
-    from keras_gated.weights import get_pretrained_cfg, list_pretrained, local_weights_file
+    from keras_gated.pretrained.load import head_classes
+    from keras_gated.pretrained.sources import local_weights_file, released_cfg
 
-    if f"{name}.{weights}" in list_pretrained():
-        return get_pretrained_cfg(f"{name}.{weights}").classes
+    cfg = released_cfg(name, str(weights))
+    if cfg is not None:
+        return cfg.classes
     local = local_weights_file(str(weights))
     return head_classes(Path(local)) if local is not None else None
 

@@ -24,7 +24,7 @@ from typing import Any
 
 import keras
 
-from keras_gated.weight_ids import split_weight_id
+from keras_gated.pretrained.config import split_weight_id
 
 
 @dataclass(frozen=True)
@@ -59,7 +59,24 @@ def register_model(
         raise ValueError(f"A model named {name!r} is already registered.")
     entry = ModelEntry(name, constructor, dict(kwargs), family, description)
     _REGISTRY[name] = entry
+    _register_family_cfgs(constructor)
     return entry
+
+
+def _register_family_cfgs(constructor: Callable[..., keras.Model]) -> None:
+    """Register the released-weight configs kept beside the constructor's module
+    (``preact_resnet.py`` -> ``preact_resnet.json``), if it has any."""
+    import sys
+    from pathlib import Path
+
+    from keras_gated.pretrained.registry import register_cfg_file
+
+    module_file = getattr(sys.modules.get(constructor.__module__), "__file__", None)
+    if module_file is None:
+        return
+    data_file = Path(module_file).with_suffix(".json")
+    if data_file.is_file():
+        register_cfg_file(data_file)
 
 
 def _natural_key(name: str):
@@ -93,7 +110,7 @@ def list_models(
         exclude_filters: a pattern or a list of them: names matching any are dropped.
     """
     if pretrained:
-        from keras_gated.weights import list_pretrained
+        from keras_gated.pretrained import list_pretrained
 
         names = list_pretrained()
     else:
@@ -125,7 +142,7 @@ def get_model_entry(name: str) -> ModelEntry:
 
 def default_pretrained_tag(arch: str) -> str:
     """The tag ``pretrained=True`` loads: the first released tag of ``arch``."""
-    from keras_gated.weights import list_pretrained, tags_for
+    from keras_gated.pretrained import list_pretrained, tags_for
 
     tags = tags_for(arch)
     if not tags:
@@ -140,7 +157,7 @@ def default_pretrained_tag(arch: str) -> str:
 def _overlay_cfg(arch: str, tag: str, overlay: dict) -> tuple[Any, str | None]:
     """(the registered config of ``arch.tag`` with ``overlay``'s fields replaced, a local
     weight file from overlay key ``"file"`` or None)."""
-    from keras_gated.weights import PretrainedCfg, get_pretrained_cfg
+    from keras_gated.pretrained import PretrainedCfg, get_pretrained_cfg
 
     overlay = dict(overlay)
     file = overlay.pop("file", None)
@@ -173,7 +190,7 @@ def create_model(
     Args:
         name: a registered name (``"gresnet20"``) or a weight id (``"gresnet20.cifar10"``).
         pretrained: True loads the default released weights of ``name`` (the first of
-            ``keras_gated.weights.tags_for(name)``), a string loads that tag; False
+            ``keras_gated.pretrained.tags_for(name)``), a string loads that tag; False
             (default): random weights unless ``name.tag`` or ``weights=`` say otherwise.
         num_classes: the size of the head (an alias of ``classes``): a new head when it
             differs from the weights'. 0 gives the pooled features (no head).
@@ -189,7 +206,7 @@ def create_model(
     ``forward_features`` and ``forward_head`` (see
     ``keras_gated.models.application.attach_timm_api``).
     """
-    from keras_gated.weights import pretrained_cfgs_overlay
+    from keras_gated.pretrained import pretrained_cfgs_overlay
 
     arch, tag = split_weight_id(name)
     if not isinstance(name, str) or name.endswith(".") or not arch:
@@ -264,6 +281,6 @@ def create_model(
 
 
 def _released_tags(arch: str) -> list[str]:
-    from keras_gated.weights import tags_for
+    from keras_gated.pretrained import tags_for
 
     return tags_for(arch)

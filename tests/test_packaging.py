@@ -21,8 +21,12 @@ from pathlib import Path
 import keras
 import pytest
 
-import keras_gated.weights as kw
-from keras_gated.weights import ChecksumError, WeightsNotFoundError, get_pretrained_cfg
+import keras_gated.pretrained.sources as kw
+from keras_gated.pretrained import (
+    ChecksumError,
+    WeightsNotFoundError,
+    get_pretrained_cfg,
+)
 from tests.hub_fixtures import go_offline, hf_home  # noqa: F401  (fixture)
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -118,9 +122,9 @@ def test_installed_wheel_runs_the_demo_offline(installed, tmp_path):
 
 def test_installed_wheel_loads_the_bundled_weights(installed, tmp_path):
     code = (
-        "import keras_gated as kg; from keras_gated import weights as w; "
+        "import keras_gated as kg; from keras_gated.pretrained import sources as w; "
         "m = kg.GResNet20(weights='cifar10'); print(kg.__file__); "
-        f"print(w.resolve_pretrained_file(w.get_pretrained_cfg({DEMO_ID!r})))"
+        f"print(w.resolve_pretrained_file(kg.get_pretrained_cfg({DEMO_ID!r})))"
     )
     result = _python_outside(installed, ["-c", code], tmp_path)
     assert result.returncode == 0, result.stderr[-4000:]

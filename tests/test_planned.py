@@ -6,16 +6,23 @@ import pytest
 
 import keras_gated as kg
 from keras_gated.flops import count_macs
-from keras_gated.planned import PLANNED, PlannedWeightsError
+from keras_gated.pretrained import (
+    PlannedWeightsError,
+    get_pretrained_cfg,
+    list_pretrained,
+)
 from keras_gated.recipes import get_recipe
+
+PLANNED = list_pretrained(planned=True)
 
 
 def test_planned_ids_are_registered_models_with_known_recipes():
     assert {"gwrn_28_10.cifar10", "gresnet110.cifar10", "highwaynet50.imagenet2012"} <= set(PLANNED)
-    for planned in PLANNED.values():
-        assert kg.is_model(planned.arch)
-        get_recipe(planned.recipe)
-        assert planned.weight_id not in kg.list_models(pretrained=True)
+    for weight_id in PLANNED:
+        planned = get_pretrained_cfg(weight_id)
+        assert kg.is_model(planned.arch) and not planned.released
+        get_recipe(planned.plan.recipe)
+        assert weight_id not in kg.list_models(pretrained=True)
 
 
 def test_asking_for_a_planned_checkpoint_explains_how_to_train_it():
@@ -34,11 +41,11 @@ def test_asking_for_a_planned_checkpoint_explains_how_to_train_it():
     pytest.param(w, marks=pytest.mark.slow) if "1001" in w or "imagenet" in w else w for w in sorted(PLANNED)
 ])
 def test_stored_macs_are_the_counted_ones(weight_id):
-    planned = PLANNED[weight_id]
-    if planned.forward_macs > 1e9 and keras.backend.backend() != "tensorflow":
+    planned = get_pretrained_cfg(weight_id)
+    if planned.plan.forward_macs > 1e9 and keras.backend.backend() != "tensorflow":
         pytest.skip("large nets counted in the TF pass only (eager JAX is slow)")
-    model = kg.create_model(planned.arch, **planned.model_kwargs)
-    assert count_macs(model) == planned.forward_macs
+    model = kg.create_model(planned.arch, **planned.plan.model_kwargs)
+    assert count_macs(model) == planned.plan.forward_macs
 
 
 def test_imagenet_plans_say_what_is_missing():

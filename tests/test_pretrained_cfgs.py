@@ -1,38 +1,99 @@
-"""The shipped registry of released weights and the zoo/ folders of this checkout."""
+"""The released and planned configs: data files beside the family modules, the zoo/
+folders of this checkout, and a release tool that writes and parses data only."""
 
 from __future__ import annotations
 
+import ast
+import dataclasses
+import json
 from pathlib import Path
 
 import pytest
 
-from keras_gated.hub import check_zoo_folder, pretrained_cfg_from_folder
-from keras_gated.pretrained_cfgs import PRETRAINED_CFGS
-from keras_gated.registry import is_model, list_models
-from keras_gated.weights import HUB_ORG, get_pretrained_cfg, list_pretrained, sha256_of
+from keras_gated.pretrained import (
+    HUB_ORG,
+    PretrainedCfg,
+    get_pretrained_cfg,
+    list_pretrained,
+    sha256_of,
+)
+from keras_gated.pretrained.registry import cfg_source_file, read_cfg_file, write_cfg
+from keras_gated.pretrained.zoo_folder import (
+    check_zoo_folder,
+    pretrained_cfg_from_folder,
+)
+from keras_gated.registry import get_model_entry, is_model, list_models
 
-ZOO = Path(__file__).resolve().parent.parent / "zoo"
+ROOT = Path(__file__).resolve().parent.parent
+ZOO = ROOT / "zoo"
+DATA_FILES = sorted((ROOT / "keras_gated" / "models").glob("*.json"))
+ALL_IDS = list_pretrained() + list_pretrained(planned=True)
 
 
-def test_every_shipped_config_is_registered_once_under_a_known_model():
-    ids = [cfg.weight_id for cfg in PRETRAINED_CFGS]
-    assert len(ids) == len(set(ids))
-    assert sorted(ids) == list_pretrained() == sorted(list_models(pretrained=True))
-    for cfg in PRETRAINED_CFGS:
-        assert is_model(cfg.arch), cfg.weight_id
-        assert cfg.hf_hub_id == f"{HUB_ORG}/{cfg.weight_id}"
-        assert 0 < cfg.metrics["test_accuracy"] <= 1, cfg.weight_id
-        assert cfg.command and cfg.recipe and cfg.dataset, cfg.weight_id
+def test_every_config_is_registered_once_from_its_family_data_file():
+    ids = [cfg.weight_id for path in DATA_FILES for cfg in read_cfg_file(path)]
+    assert len(ids) == len(set(ids)) and sorted(ids) == sorted(ALL_IDS)
+    assert list_pretrained() == sorted(list_models(pretrained=True))
+    for weight_id in ALL_IDS:
+        cfg = get_pretrained_cfg(weight_id)
+        assert is_model(cfg.arch), weight_id
+        module = get_model_entry(cfg.arch).constructor.__module__.rsplit(".", 1)[-1]
+        assert cfg_source_file(weight_id).name == f"{module}.json", weight_id
+        assert cfg.hf_hub_id == f"{HUB_ORG}/{weight_id}" and cfg.dataset, weight_id
+        if cfg.released:
+            assert 0 < cfg.metrics["test_accuracy"] <= 1, weight_id
+            assert cfg.plan is None
+        else:
+            assert cfg.plan.forward_macs > 0 and not cfg.metrics, weight_id
+
+
+@pytest.mark.parametrize("weight_id", ALL_IDS)
+def test_a_config_round_trips_through_its_data_file(tmp_path, weight_id):
+    cfg = get_pretrained_cfg(weight_id)
+    path = tmp_path / "family.json"
+    write_cfg(cfg, path)
+    write_cfg(cfg, path)  # replaces its own entry
+    assert read_cfg_file(path) == [cfg]
+    assert list(json.loads(path.read_text())) == [weight_id]
+
+
+def test_a_malformed_config_names_the_file_and_the_key(tmp_path):
+    path = tmp_path / "family.json"
+    path.write_text(json.dumps({"gresnet20.x": {"classes": 10, "input_shape": [32, 32, 3],
+                                                "sha256": "0" * 64, "colour": "red"}}))
+    with pytest.raises(ValueError, match="colour"):
+        read_cfg_file(path)
+    path.write_text("{not json")
+    with pytest.raises(ValueError, match="family.json is not valid JSON"):
+        read_cfg_file(path)
+    with pytest.raises(ValueError, match="either a `sha256`"):
+        PretrainedCfg("gresnet20.x", classes=10, input_shape=(32, 32, 3))
+
+
+def test_no_module_of_the_library_or_the_training_tools_executes_text():
+    calls = []
+    for folder in ("keras_gated", "training"):
+        for path in (ROOT / folder).rglob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text())):
+                if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                        and node.func.id in ("exec", "eval")):
+                    calls.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert calls == []
 
 
 @pytest.mark.parametrize(
-    "folder", sorted(p for p in ZOO.glob("*") if p.is_dir()) if ZOO.is_dir() else [], ids=str
+    "weight_id", [w for w in list_pretrained() if (ZOO / w).is_dir()] or ["(no zoo)"]
 )
-def test_zoo_folders_are_complete_and_match_their_configs(folder):
+def test_zoo_folders_are_complete_and_equal_their_configs(weight_id):
+    assert ZOO.is_dir(), "a source checkout has zoo/ with every released weight"
+    folder = ZOO / weight_id
     check_zoo_folder(folder)
-    from_folder = pretrained_cfg_from_folder(folder)
-    assert from_folder.weight_id == folder.name
-    if folder.name in list_pretrained():  # released: the registered hash pins this file
-        cfg = get_pretrained_cfg(folder.name)
-        assert sha256_of(folder / cfg.file_name) == cfg.sha256
-        assert cfg.metrics["test_accuracy"] == from_folder.metrics["test_accuracy"]
+    cfg = get_pretrained_cfg(weight_id)
+    assert sha256_of(folder / cfg.file_name) == cfg.sha256
+    from_folder = pretrained_cfg_from_folder(folder, revision=cfg.revision, hf_hub_id=cfg.hf_hub_id)
+    assert from_folder == cfg, [f.name for f in dataclasses.fields(cfg)
+                                if getattr(cfg, f.name) != getattr(from_folder, f.name)]
+
+
+def test_every_released_weight_has_its_zoo_folder():
+    assert sorted(p.name for p in ZOO.iterdir() if p.is_dir()) == list_pretrained()

@@ -9,7 +9,7 @@ import pytest
 
 from keras_gated import datasets
 from keras_gated.evaluation import evaluate
-from keras_gated.weights import get_pretrained_cfg, list_pretrained
+from keras_gated.pretrained import get_pretrained_cfg, list_pretrained
 
 ZOO = Path(__file__).resolve().parent.parent / "zoo"
 LOCAL = {"cifar10": datasets.CIFAR10_ZIP, "fashion_mnist": datasets.FASHION_MNIST_DIR}
@@ -20,9 +20,13 @@ def _local_data(tag: str) -> bool:
     return tag in LOCAL and (shared / LOCAL[tag]).exists()
 
 
-def test_released_weights_exist():
-    # Fails loudly if the registry empties by accident; the list grows with issue 5.
-    assert "gresnet20.cifar10" in list_pretrained() or not (ZOO / "gresnet20.cifar10").exists()
+def test_released_weights_exist_in_this_checkout():
+    from keras_gated.evaluation import DEMO_WEIGHT_ID
+
+    assert DEMO_WEIGHT_ID in list_pretrained()
+    assert ZOO.is_dir(), "a source checkout ships zoo/ with every released weight"
+    for weight_id in list_pretrained():
+        assert (ZOO / weight_id / get_pretrained_cfg(weight_id).file_name).is_file(), weight_id
 
 
 @pytest.mark.parametrize("weight_id", list_pretrained())

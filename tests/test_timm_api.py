@@ -11,7 +11,7 @@ import pytest
 
 import keras_gated as kg
 from keras_gated.registry import get_model_entry
-from keras_gated.weights import get_pretrained_cfg, list_pretrained, tags_for
+from keras_gated.pretrained import get_pretrained_cfg, list_pretrained, tags_for
 from tests.helpers import to_numpy
 
 # Too slow to build on every run: the ImageNet-sized nets, the deepest and the widest CIFAR
@@ -142,7 +142,7 @@ def test_pretrained_cfg_overlay_replaces_fields_for_this_build_only():
     model = kg.create_model(weight_id, pretrained_cfg_overlay={"license": "mit"})
     assert model.pretrained_cfg["license"] == "mit"
     assert get_pretrained_cfg(weight_id).license != "mit"
-    path = kg.weights.resolve_pretrained_file(get_pretrained_cfg(weight_id))
+    path = kg.pretrained.sources.resolve_pretrained_file(get_pretrained_cfg(weight_id))
     local = kg.create_model(arch, pretrained=tag, pretrained_cfg_overlay={"file": str(path)})
     assert local.pretrained_cfg["file"] == str(path)
     x = _pixels(model)

@@ -11,15 +11,15 @@ import pytest
 
 import keras_gated as kg
 from keras_gated.cli import main
-from keras_gated.weights import (
+from keras_gated.pretrained import (
     PretrainedCfg,
     get_pretrained_cfg,
     list_pretrained,
-    parse_hf_ref,
     pretrained_cfgs_overlay,
     register_pretrained,
     unregister_pretrained,
 )
+from keras_gated.pretrained.sources import parse_hf_ref
 from tests.helpers import images, to_numpy
 from tests.hub_fixtures import trained_ish
 
@@ -31,7 +31,6 @@ def cfg_for(weight_id: str, classes: int = 10, sha256: str = FAKE_SHA, **kwargs)
         "dataset": "synthetic test data",
         "class_names": tuple(f"class{i}" for i in range(classes)),
         "input_shape": (32, 32, 3),
-        "preprocessing": "in-model",
         **kwargs,
     }
     return PretrainedCfg(weight_id=weight_id, classes=classes, sha256=sha256, **fields)
@@ -100,7 +99,7 @@ def test_unknown_tag_lists_the_tags_that_exist():
 
 
 def test_hf_references_are_checked_before_building():
-    assert parse_hf_ref("hf://org/name@v1.0") == kg.weights.HubRef("org/name", "v1.0")
+    assert parse_hf_ref("hf://org/name@v1.0") == kg.pretrained.sources.HubRef("org/name", "v1.0")
     assert parse_hf_ref("hf://org/name").revision is None
     for bad in ("hf://name", "hf://a/b/c", "hf://org/name@", "hf:///name"):
         with pytest.raises(ValueError, match="Invalid Hub reference"):
@@ -200,7 +199,7 @@ def test_a_longer_fc_net_is_not_loaded_partially(tmp_path):
 
 
 def test_copy_weights_leaves_no_layer_unfilled():
-    from keras_gated.loading import copy_weights
+    from keras_gated.pretrained.load import copy_weights
 
     with pytest.raises(ValueError, match=r"nothing for the layers \['predictions'\]"):
         copy_weights(kg.GResNetFC(2, include_top=False), kg.GResNetFC(2))

@@ -6,10 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from keras_gated import zoo_index
 from keras_gated.cli import main as cli_main
-from keras_gated.planned import PLANNED
-from keras_gated.weights import get_pretrained_cfg, list_pretrained
+from keras_gated.pretrained import get_pretrained_cfg, list_pretrained
+from keras_gated.pretrained import listing as zoo_index
+
+PLANNED = list_pretrained(planned=True)
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -18,9 +19,13 @@ def _cfgs():
     return [get_pretrained_cfg(w) for w in list_pretrained()]
 
 
+def _all_cfgs():
+    return _cfgs() + [get_pretrained_cfg(w) for w in PLANNED]
+
+
 def test_readme_zoo_tables_match_the_registry():
     readme = (ROOT / "README.md").read_text()
-    assert zoo_index.readme_block(_cfgs()) in readme, (
+    assert zoo_index.readme_block(_all_cfgs()) in readme, (
         "README.md's zoo tables are stale: run `python -m training.release RUN --register` "
         "or rewrite them with training.release.update_readme_tables()."
     )
@@ -38,7 +43,7 @@ def test_released_table_has_every_weight_and_its_measured_accuracy():
 
 
 def test_planned_table_labels_every_compute_figure_as_an_estimate():
-    rows = zoo_index.planned_table().splitlines()[2:]
+    rows = zoo_index.planned_table(get_pretrained_cfg(w) for w in PLANNED).splitlines()[2:]
     assert len(rows) == len(PLANNED)
     for row in rows:
         assert "GPU-hours (estimate:" in row and "assumed" in row
@@ -54,12 +59,12 @@ def test_replace_readme_block_rewrites_only_between_the_markers():
 
 
 def test_release_rewrites_the_readme_from_the_registry_file(tmp_path):
-    from training.release import CFGS_FILE, update_readme_tables
+    from training.release import CFGS_DIR, update_readme_tables
 
     readme = tmp_path / "README.md"
     readme.write_text(f"# x\n{zoo_index.BEGIN}\n{zoo_index.END}\n")
-    update_readme_tables(readme, CFGS_FILE)
-    assert zoo_index.readme_block(_cfgs()) in readme.read_text()
+    update_readme_tables(readme, CFGS_DIR)
+    assert zoo_index.readme_block(_all_cfgs()) in readme.read_text()
 
 
 def test_cli_lists_released_weights_with_accuracy_and_markdown(capsys):
@@ -82,18 +87,15 @@ def test_a_config_without_measured_accuracy_shows_a_question_mark():
 
 
 def test_twins_must_share_data_recipe_epochs_and_command():
-    import dataclasses
+    from training.release import twin_note
 
-    cfg = _cfgs()[0]
-    twin = dataclasses.replace(cfg, weight_id=f"preactresnet20.{cfg.tag}",
-                               command=cfg.command.replace(f"--model {cfg.arch}", "--model preactresnet20"))
-    note = zoo_index.twin_note([cfg, twin])
-    assert note.count("| `") == 2 and "one run each" in note
-    longer = dataclasses.replace(twin, metrics={**twin.metrics, "epochs": 41})
-    with pytest.raises(ValueError, match="not twins"):
-        zoo_index.twin_note([cfg, longer])
-    seeded = dataclasses.replace(twin, command=twin.command + " --seed 1")
-    with pytest.raises(ValueError, match="not twins"):
-        zoo_index.twin_note([cfg, seeded])
+    metrics = {"test_accuracy": 0.9, "epochs": 40, "recipe": "preact_cifar", "backend": "jax",
+               "command": "python -m training.train --model gresnet20 --dataset cifar10"}
+    twin = {**metrics, "command": metrics["command"].replace("gresnet20", "preactresnet20")}
+    note = twin_note({"gresnet20.cifar10": metrics, "preactresnet20.cifar10": twin})
+    assert note.count("| `") == 2 and "one run each" in note and "90.00 %" in note
+    for other in ({**twin, "epochs": 41}, {**twin, "command": twin["command"] + " --seed 1"}):
+        with pytest.raises(ValueError, match="not twins"):
+            twin_note({"gresnet20.cifar10": metrics, "preactresnet20.cifar10": other})
     with pytest.raises(ValueError, match="two or more different"):
-        zoo_index.twin_note([cfg, cfg])
+        twin_note({"gresnet20.cifar10": metrics})

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from training.cli import command_line, positive_float, positive_int, run_main
 
-# A weight id is ``name.tag`` in lower case (as keras_gated.weights requires).
+# A weight id is ``name.tag`` in lower case (as keras_gated.pretrained requires).
 WEIGHT_ID = re.compile(r"^[a-z0-9_]+\.[a-z0-9_]+$")
 
 
@@ -131,7 +131,7 @@ def run(args: argparse.Namespace) -> int:
     import keras
 
     from keras_gated import datasets
-    from keras_gated.hub import save_zoo_folder
+    from keras_gated.pretrained.zoo_folder import save_zoo_folder
     from keras_gated.datasets import adapt_images
     from training.data import make_pipeline, normalisation_mean, random_subset
     from training.loop import evaluate_metrics, fit_resumable, write_metrics

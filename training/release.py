@@ -4,11 +4,11 @@
 
 Takes the run's final model (``last.keras``, the last epoch, the model ``metrics.json``
 measured), checks that ``keras-gated evaluate``'s own measurement on the real test split
-equals ``metrics.json``, writes ``zoo/<weight id>/`` with ``keras_gated.hub.
+equals ``metrics.json``, writes ``zoo/<weight id>/`` with ``keras_gated.pretrained.
 save_zoo_folder`` (Keras save files, model card, metrics.json, training log) and prints
-the ``PretrainedCfg`` entry for ``keras_gated/pretrained_cfgs.py`` (sha256 pinned,
-revision None until published). ``--register`` writes that entry itself and rewrites the
-README's zoo tables.
+its ``PretrainedCfg`` as JSON (sha256 pinned, revision None until published).
+``--register`` writes that entry into the data file of the model's family
+(``keras_gated/models/<family module>.json``) and rewrites the README's zoo tables.
 """
 
 from __future__ import annotations
@@ -20,55 +20,104 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from keras_gated.weight_ids import split_weight_id
+from keras_gated.pretrained.config import split_weight_id
 
 ROOT = Path(__file__).resolve().parents[1]
-CFGS_FILE = ROOT / "keras_gated" / "pretrained_cfgs.py"
+CFGS_DIR = ROOT / "keras_gated" / "models"  # the families' data files
 README = ROOT / "README.md"
+TWIN_HEADING = "Twin comparison"
 TOLERANCE = 0.001  # 0.1 percentage point
 CAVEAT_HEADING = "Caveat"
 
 
-def register(cfg_source: str, weight_id: str, path: Path = CFGS_FILE) -> None:
-    """Write ``cfg_source`` (a ``PretrainedCfg(...)`` expression) into the shipped
-    registry as the block of ``weight_id``, replacing an older block of the same id."""
-    text = path.read_text()
-    begin, end = f"    # >>> {weight_id}\n", f"    # <<< {weight_id}\n"
-    block = begin + "".join(f"    {line}\n" for line in cfg_source.splitlines())
-    block = block.rstrip("\n") + ",\n" + end
-    if begin in text:
-        start = text.index(begin)
-        text = text[:start] + block + text[text.index(end, start) + len(end):]
-    else:
-        closing = text.rindex("\n)")
-        text = text[:closing + 1] + block + text[closing + 1:]
-    path.write_text(text)
+def cfg_file(weight_id: str, folder: Path = CFGS_DIR) -> Path:
+    """The data file of ``weight_id``'s family in ``folder``: named after the module that
+    defines the model (``gresnet20`` -> ``preact_resnet.json``)."""
+    from keras_gated.registry import get_model_entry
+
+    constructor = get_model_entry(split_weight_id(weight_id)[0]).constructor
+    return folder / f"{constructor.__module__.rsplit('.', 1)[-1]}.json"
 
 
-def registered_cfgs(path: Path = CFGS_FILE) -> list:
-    """The ``PretrainedCfg`` entries of a registry file as it is on disk now."""
-    namespace: dict = {}
-    exec(compile(path.read_text(), str(path), "exec"), namespace)  # our own data file
-    return list(namespace["PRETRAINED_CFGS"])
+def register(cfg, folder: Path = CFGS_DIR) -> Path:
+    """Write ``cfg`` into its family's data file in ``folder`` (replacing an entry of the
+    same weight id); return the file."""
+    from keras_gated.pretrained.registry import write_cfg
+
+    path = cfg_file(cfg.weight_id, folder)
+    write_cfg(cfg, path)
+    return path
 
 
-def update_readme_tables(readme: Path = README, cfgs_file: Path = CFGS_FILE) -> None:
-    """Rewrite the README's zoo tables from the registry file (keras_gated.zoo_index)."""
-    from keras_gated.zoo_index import replace_readme_block
+def registered_cfgs(folder: Path = CFGS_DIR) -> list:
+    """Every config (released and planned) of the data files in ``folder``, as on disk."""
+    from keras_gated.pretrained.registry import read_cfg_file
 
-    readme.write_text(replace_readme_block(readme.read_text(), registered_cfgs(cfgs_file)))
+    return [cfg for path in sorted(folder.glob("*.json")) for cfg in read_cfg_file(path)]
 
 
-def twin_cfgs(weight_id: str, twins: Sequence[str], zoo: Path, cfgs_file: Path) -> list:
-    """The registered configs of ``twins``, checked before anything is written: each is
-    another released weight with a zoo folder, not yet published (its card will change)."""
-    registered = {cfg.weight_id: cfg for cfg in registered_cfgs(cfgs_file)}
+def update_readme_tables(readme: Path = README, folder: Path = CFGS_DIR) -> None:
+    """Rewrite the README's zoo tables from the data files (keras_gated.pretrained.listing)."""
+    from keras_gated.pretrained.listing import replace_readme_block
+
+    readme.write_text(replace_readme_block(readme.read_text(), registered_cfgs(folder)))
+
+
+def twin_setup(weight_id: str, metrics: dict) -> tuple:
+    """What twins share: data, recipe, epochs, backend and command but for the model."""
+    arch, tag = split_weight_id(weight_id)
+    command = str(metrics.get("command", "")).replace(f"--model {arch} ", "--model MODEL ")
+    return (tag, metrics.get("recipe"), metrics.get("epochs"), metrics.get("backend"), command)
+
+
+def check_twins(metrics_by_id: dict[str, dict]) -> None:
+    """Twins share data, recipe, epochs, backend and training command but for the model."""
+    if len(metrics_by_id) < 2:
+        raise ValueError(f"Twins are two or more different weights, got {list(metrics_by_id)}.")
+    (first_id, first), *others = metrics_by_id.items()
+    for weight_id, metrics in others:
+        if twin_setup(weight_id, metrics) != twin_setup(first_id, first):
+            raise ValueError(
+                f"{weight_id} and {first_id} are not twins: their data, recipe, epochs, "
+                f"backend or command (seed included) differ: {twin_setup(weight_id, metrics)} "
+                f"vs {twin_setup(first_id, first)}."
+            )
+
+
+def twin_note(metrics_by_id: dict[str, dict]) -> str:
+    """Markdown comparing twins: checkpoints trained with the same recipe, budget, seed
+    and data that differ in one thing (e.g. gated vs ungated); ``check_twins`` first."""
+    from keras_gated.pretrained.listing import _backend, _hours, accuracy_text
+
+    check_twins(metrics_by_id)
+    rows = ["| weight id | test accuracy | epochs | backend | wall time |",
+            "| --- | --- | --- | --- | --- |"]
+    for weight_id, m in metrics_by_id.items():
+        rows.append(f"| `{weight_id}` | {accuracy_text(m)} | {m.get('epochs', '?')} | "
+                    f"{_backend(m)} | {_hours(m.get('wall_time_s'))} |")
+    evaluate = " and ".join(
+        f"`keras-gated evaluate {w.split('.')[0]} --weights {w.split('.')[1]} "
+        f"--dataset {w.split('.')[1]}`" for w in metrics_by_id)
+    return ("\n".join(rows) + "\n\nSame recipe, epoch budget, seed and data; one run each, "
+            "so the run-to-run spread at this budget is not measured here (wall times depend "
+            f"on what else shared the machine). Reproduce the accuracies with {evaluate}.")
+
+
+def zoo_metrics(folder: Path) -> dict:
+    """The metrics.json of a zoo folder."""
+    return json.loads((folder / "metrics.json").read_text())
+
+
+def twin_metrics(weight_id: str, twins: Sequence[str], zoo: Path, folder: Path) -> dict:
+    """The zoo metrics of ``twins``, checked before anything is written: each is another
+    released weight with a zoo folder, not yet published (its card will change)."""
+    registered = {cfg.weight_id: cfg for cfg in registered_cfgs(folder) if cfg.released}
     problems = []
     for twin in twins:
         if twin == weight_id or list(twins).count(twin) > 1:
             problems.append(f"{twin!r} is given twice (or is the run itself)")
         elif twin not in registered:
-            problems.append(f"{twin!r} is not released (not in {cfgs_file.name})")
+            problems.append(f"{twin!r} is not released (not in the data files of {folder})")
         elif not (zoo / twin / "README.md").is_file():
             problems.append(f"{zoo / twin} has no model card")
         elif registered[twin].revision is not None:
@@ -76,17 +125,14 @@ def twin_cfgs(weight_id: str, twins: Sequence[str], zoo: Path, cfgs_file: Path) 
                             "would make zoo/ differ from the Hub; publish the pair together")
     if problems:
         raise ValueError("Bad --twin: " + "; ".join(problems) + ". Nothing was released.")
-    return [registered[t] for t in twins]
+    return {t: zoo_metrics(zoo / t) for t in twins}
 
 
-def write_twin_notes(weight_ids: Sequence[str], zoo: Path = ROOT / "zoo",
-                     cfgs_file: Path = CFGS_FILE) -> None:
-    """Put the twins' comparison table into each twin's card (keras_gated.zoo_index)."""
-    from keras_gated.hub import set_card_note
-    from keras_gated.zoo_index import TWIN_HEADING, twin_note
+def write_twin_notes(weight_ids: Sequence[str], zoo: Path = ROOT / "zoo") -> None:
+    """Put the twins' comparison table into each twin's card."""
+    from keras_gated.pretrained.zoo_folder import set_card_note
 
-    registered = {cfg.weight_id: cfg for cfg in registered_cfgs(cfgs_file)}
-    note = twin_note(registered[w] for w in weight_ids)  # checks they are twins
+    note = twin_note({w: zoo_metrics(zoo / w) for w in weight_ids})  # checks they are twins
     for weight_id in weight_ids:
         set_card_note(zoo / weight_id, TWIN_HEADING, note)
 
@@ -115,8 +161,7 @@ def release(run: Path, notes: str = "", zoo: Path = ROOT / "zoo",
 
     import keras_gated  # noqa: F401  (registers the layers)
     from keras_gated.evaluation import evaluate
-    from keras_gated.hub import (
-        format_pretrained_cfg,
+    from keras_gated.pretrained.zoo_folder import (
         pretrained_cfg_from_folder,
         save_zoo_folder,
     )
@@ -129,13 +174,7 @@ def release(run: Path, notes: str = "", zoo: Path = ROOT / "zoo",
     if twins:
         if register_in is None:
             raise ValueError("Twins are compared through the registry: pass `register_in`.")
-        from types import SimpleNamespace
-
-        from keras_gated.zoo_index import check_twins
-
-        this_run = SimpleNamespace(weight_id=weight_id, arch=arch, tag=tag, metrics=metrics,
-                                   recipe=metrics["recipe"], command=metrics["command"])
-        check_twins([this_run, *twin_cfgs(weight_id, twins, zoo, register_in)])
+        check_twins({weight_id: metrics, **twin_metrics(weight_id, twins, zoo, register_in)})
     model = keras.saving.load_model(run / "last.keras", compile=False)
     folder = save_zoo_folder(
         model, zoo / weight_id, weight_id=weight_id, metrics=metrics,
@@ -154,40 +193,39 @@ def release(run: Path, notes: str = "", zoo: Path = ROOT / "zoo",
         record_caveat(folder, caveat)
     print(f"wrote {folder}: test accuracy {metrics['test_accuracy']:.4f} "
           f"(keras-gated evaluate: {measured:.4f})")
-    source = format_pretrained_cfg(pretrained_cfg_from_folder(folder))
+    cfg = pretrained_cfg_from_folder(folder)
     if register_in is not None:
-        register(source, weight_id, register_in)
-        print(f"registered {weight_id} in {register_in}")
+        print(f"registered {weight_id} in {register(cfg, register_in)}")
         if readme is not None:
             update_readme_tables(readme, register_in)
             print(f"updated the zoo tables of {readme}")
         if twins:
-            write_twin_notes([weight_id, *twins], zoo, register_in)
+            write_twin_notes([weight_id, *twins], zoo)
             print(f"wrote the twin comparison into the cards of {weight_id}, {', '.join(twins)}")
     else:
-        print("add to keras_gated/pretrained_cfgs.py (or rerun with --register):")
-        print(source)
+        print(f"rerun with --register to add it to {cfg_file(weight_id).relative_to(ROOT)}:")
+        print(json.dumps({weight_id: cfg.to_dict()}, indent=2))
     return folder
 
 
 def record_caveat(folder: Path, caveat: str) -> None:
     """The caveat into the card's front matter (-> ``PretrainedCfg.caveat``) and its Notes
     ("" removes both)."""
-    from keras_gated.hub import set_caveat, set_card_note
+    from keras_gated.pretrained.zoo_folder import set_card_note, set_caveat
 
     set_caveat(folder, caveat)
     set_card_note(folder, CAVEAT_HEADING, caveat)
 
 
-def amend_caveat(folder: Path, caveat: str, register_in: Path = CFGS_FILE,
+def amend_caveat(folder: Path, caveat: str, register_in: Path = CFGS_DIR,
                  readme: Path | None = README) -> None:
     """Set (or, with ``""``, clear) the caveat of a released zoo folder and re-register it:
     its weights, sha256 pin, Hub id and revision stay as registered."""
-    from keras_gated.hub import format_pretrained_cfg, pretrained_cfg_from_folder
-    from keras_gated.weights import sha256_of
+    from keras_gated.pretrained.sources import sha256_of
+    from keras_gated.pretrained.zoo_folder import pretrained_cfg_from_folder
 
     weight_id = folder.name
-    registered = {cfg.weight_id: cfg for cfg in registered_cfgs(register_in)}
+    registered = {cfg.weight_id: cfg for cfg in registered_cfgs(register_in) if cfg.released}
     if weight_id not in registered:
         raise ValueError(f"{weight_id} is not registered in {register_in}: release it first.")
     old = registered[weight_id]
@@ -196,7 +234,7 @@ def amend_caveat(folder: Path, caveat: str, register_in: Path = CFGS_FILE,
                          "release the run again instead.")
     record_caveat(folder, caveat)
     cfg = pretrained_cfg_from_folder(folder, hf_hub_id=old.hf_hub_id, revision=old.revision)
-    register(format_pretrained_cfg(cfg), weight_id, register_in)
+    register(cfg, register_in)
     if readme is not None:
         update_readme_tables(readme, register_in)
 
@@ -209,7 +247,7 @@ def remeasure(folder: Path, command: str) -> dict:
     from huggingface_hub import ModelCard
 
     from keras_gated.evaluation import evaluate
-    from keras_gated.hub import CARD_FILE, METRICS_FILE
+    from keras_gated.pretrained.zoo_folder import CARD_FILE, METRICS_FILE
 
     arch, tag = split_weight_id(folder.name)
     metrics_path = folder / METRICS_FILE
@@ -230,11 +268,16 @@ def remeasure(folder: Path, command: str) -> dict:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m training.release", description=__doc__.split("\n")[0])
-    parser.add_argument("run", type=Path, help="a finished run folder, named by weight id")
+    parser.add_argument("run", type=Path, nargs="?",
+                        help="a finished run folder, named by weight id")
+    parser.add_argument("--is-released", metavar="WEIGHT_ID",
+                        help="only answer, by the exit code (0: yes, 1: no), whether the data "
+                        "files register released weights WEIGHT_ID")
     parser.add_argument("--notes", default="", help="markdown for the card's Notes section")
     parser.add_argument("--register", action="store_true",
-                        help=f"write the config into {CFGS_FILE.relative_to(ROOT)} and the "
-                        f"zoo table of {README.name}")
+                        help="write the config into its family's data file "
+                        f"({CFGS_DIR.relative_to(ROOT)}/<module>.json) and the zoo table of "
+                        f"{README.name}")
     parser.add_argument("--twin", action="append", default=[], metavar="WEIGHT_ID",
                         help="a released twin (same recipe, budget, seed, data): both cards get "
                         "the comparison table (needs --register)")
@@ -250,6 +293,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                         "of the architecture)")
     parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
     args = parser.parse_args(argv)
+    if args.is_released:
+        released = {cfg.weight_id for cfg in registered_cfgs() if cfg.released}
+        return 0 if args.is_released in released else 1
+    if args.run is None:
+        parser.error("give a run folder (or --is-released WEIGHT_ID)")
     if args.remeasure and not args.amend:
         parser.error("--remeasure needs --amend")
     if args.amend:
@@ -270,10 +318,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.twin and not args.register:
         parser.error("--twin needs --register (the comparison reads the registered metrics)")
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-    from keras_gated.errors import run_command  # one sentence and an exit code on failure
+    from keras_gated.errors import (
+        run_command,  # one sentence and an exit code on failure
+    )
 
     def release_run() -> int:
-        release(args.run, args.notes, register_in=CFGS_FILE if args.register else None,
+        release(args.run, args.notes, register_in=CFGS_DIR if args.register else None,
                 readme=README if args.register else None, twins=args.twin, caveat=args.caveat)
         return 0
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The training runs behind the released checkpoints (issue 5), one after the other, each
-# followed by its release (zoo/<weight id>/, registered in keras_gated/pretrained_cfgs.py).
+# The training runs behind the released checkpoints, one after the other, each followed by
+# its release (zoo/<weight id>/, registered in its family's keras_gated/models/*.json).
 #
 # Each run keeps its resume state in training/runs/<weight id>/ (committed while a run is
 # unfinished, so that a new machine resumes it); starting this script again resumes the
@@ -58,7 +58,7 @@ run() {  # run BACKEND MODEL DATASET EPOCHS [NOTES [TWIN_WEIGHT_ID]]
   if [ "$ONLY_MODELS" != "  " ] && [[ "$ONLY_MODELS" != *" $model "* ]]; then
     return 0
   fi
-  if grep -q "# >>> $id\$" keras_gated/pretrained_cfgs.py; then
+  if python -m training.release --is-released "$id"; then
     return 0  # released already
   fi
   log "start $id"
@@ -67,13 +67,13 @@ run() {  # run BACKEND MODEL DATASET EPOCHS [NOTES [TWIN_WEIGHT_ID]]
   local code=$?
   log "exit $code $id"
   [ $code -eq 0 ] || return $code
-  # Two queues may finish at once: serialise the edits of keras_gated/pretrained_cfgs.py,
+  # Two queues may finish at once: serialise the edits of the data files,
   # and look for the released twin inside the lock (whichever twin is released second
   # writes the comparison table into both cards).
   (
     flock 9
     twin_args=()
-    if [ -n "$twin" ] && grep -q "# >>> $twin\$" keras_gated/pretrained_cfgs.py; then
+    if [ -n "$twin" ] && python -m training.release --is-released "$twin"; then
       twin_args=(--twin "$twin")
     fi
     KERAS_BACKEND=$backend python -m training.release "training/runs/$id" --register \

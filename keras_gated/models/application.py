@@ -45,12 +45,8 @@ import keras
 
 from keras_gated.fast_path import GatedModel
 from keras_gated.precision import warn_if_slow_mixed_precision
-from keras_gated.weights import (
-    get_pretrained_cfg,
-    list_pretrained,
-    load_pretrained,
-    validate_weights,
-)
+from keras_gated.pretrained.load import load_pretrained
+from keras_gated.pretrained.sources import released_cfg, validate_weights
 
 # The arguments every applications-style constructor accepts.
 APPLICATION_ARGUMENTS = (
@@ -494,9 +490,8 @@ def pretrained_cfg_of(arch: str, weights: Any) -> dict | None:
     if weights is None:
         return None
     weights = os.fspath(weights)
-    if f"{arch}.{weights}" in list_pretrained(f"{arch}.*"):
-        return dataclasses.asdict(get_pretrained_cfg(f"{arch}.{weights}"))
-    return {"file": weights}
+    cfg = released_cfg(arch, weights)
+    return {"file": weights} if cfg is None else dataclasses.asdict(cfg)
 
 
 def attach_timm_api(

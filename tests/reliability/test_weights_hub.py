@@ -15,8 +15,9 @@ import pytest
 from huggingface_hub import constants, try_to_load_from_cache
 
 import keras_gated as kg
-from keras_gated import hub as kg_hub
-from keras_gated.weights import pretrained_cfgs_overlay, sha256_of
+from keras_gated.pretrained import hub as kg_hub
+from keras_gated.pretrained import pretrained_cfgs_overlay, sha256_of
+from keras_gated.pretrained import zoo_folder as kg_zoo
 from tests.helpers import images, to_numpy
 from tests.hub_fixtures import hf_home, hub, trained_ish  # noqa: F401
 from tests.hub_server import HubServer, _Handler
@@ -47,7 +48,7 @@ def cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
 
 def write_zoo(folder: Path, seed: int = 1):
     model = trained_ish(kg.GResNet(8), seed=seed)
-    kg_hub.save_zoo_folder(
+    kg_zoo.save_zoo_folder(
         model, folder, weight_id=WEIGHT_ID,
         metrics={"test_accuracy": 0.5, "split": "test", "num_examples": 4},
         recipe="test", command="none", dataset_note="synthetic",
@@ -60,7 +61,7 @@ def released(hub, tmp_path):  # noqa: F811
     """A published GResNet(8) and its registered config: (model, config)."""
     model = write_zoo(tmp_path / "src" / WEIGHT_ID)
     commit = kg_hub.publish(tmp_path / "src" / WEIGHT_ID, REPO)
-    return model, kg_hub.pretrained_cfg_from_folder(tmp_path / "src" / WEIGHT_ID, revision=commit)
+    return model, kg_zoo.pretrained_cfg_from_folder(tmp_path / "src" / WEIGHT_ID, revision=commit)
 
 
 def link_cache_entry_outside(tmp_path: Path, commit: str) -> tuple[Path, Path]:
@@ -98,7 +99,7 @@ def test_pull_cli_replaces_a_bad_cache_entry(released, tmp_path, hub):  # noqa: 
         # Re-pull the bad entry as a user would; the subprocess registers the same config.
         folder = str(tmp_path / "src" / WEIGHT_ID)
         script = (
-            "import sys, keras_gated.weights as w, keras_gated.hub as h; "
+            "import sys, keras_gated.pretrained as w, keras_gated.pretrained.zoo_folder as h; "
             f"w.register_pretrained(h.pretrained_cfg_from_folder({folder!r}, "
             f"revision={cfg.revision!r})); from keras_gated.cli import main; "
             f"sys.exit(main(['pull', {WEIGHT_ID!r}]))"

@@ -5,7 +5,7 @@ import json
 import pytest
 
 import keras_gated as kg
-from keras_gated.weights import PretrainedCfg
+from keras_gated.pretrained import PretrainedCfg
 from tests.helpers import make_image_folder
 from training import release, train
 
@@ -22,9 +22,8 @@ def tiny(tmp_path, monkeypatch):
     original = datasets.load
     monkeypatch.setattr(datasets, "load",
                         lambda tag, split="train", **kw: original(str(folder), split, **kw))
-    cfgs = tmp_path / "pretrained_cfgs.py"
-    cfgs.write_text(release.CFGS_FILE.read_text().split("PRETRAINED_CFGS")[0]
-                    + "PRETRAINED_CFGS: tuple[PretrainedCfg, ...] = (\n)\n")
+    cfgs = tmp_path / "cfgs"  # an empty folder of family data files
+    cfgs.mkdir()
 
     def train_run(model: str, epochs: int = 1):
         run = tmp_path / "runs" / f"{model}.tiny"
@@ -46,18 +45,20 @@ def test_release_writes_a_zoo_folder_and_registers_it(tmp_path, tiny):
     registered = release.registered_cfgs(cfgs)
     assert len(registered) == 1 and isinstance(registered[0], PretrainedCfg)
     assert registered[0].weight_id == "gresnetfc2.tiny"
-    assert registered[0].sha256 == kg.weights.sha256_of(zoo / "model.weights.h5")
+    assert registered[0].sha256 == kg.pretrained.sha256_of(zoo / "model.weights.h5")
+    [data_file] = cfgs.glob("*.json")  # the family module's data file, parsed back
+    assert data_file.name == f"{kg.GResNetFC.__module__.rsplit('.', 1)[-1]}.json"
 
 
 def test_release_of_a_twin_compares_both_cards_and_rewrites_the_readme(tmp_path, tiny):
-    from keras_gated import zoo_index
+    from keras_gated.pretrained import listing as zoo_index
 
     cfgs, zoo = tiny.cfgs, tiny.zoo
     readme = tmp_path / "README.md"
     readme.write_text(f"# project\n\n{zoo_index.BEGIN}\n{zoo_index.END}\n\nmore\n")
     runs = {model: tiny.train(model) for model in ("gresnetfc2", "resnetfc2")}
     release.release(runs["gresnetfc2"], notes="Gated.", zoo=zoo, register_in=cfgs, readme=readme)
-    sha_before = kg.weights.sha256_of(zoo / "gresnetfc2.tiny" / "model.weights.h5")
+    sha_before = kg.pretrained.sha256_of(zoo / "gresnetfc2.tiny" / "model.weights.h5")
     for _ in range(2):  # a second release replaces the comparison, never duplicates it
         release.release(runs["resnetfc2"], notes="Ungated.", zoo=zoo, register_in=cfgs,
                         readme=readme, twins=["gresnetfc2.tiny"])
@@ -69,7 +70,7 @@ def test_release_of_a_twin_compares_both_cards_and_rewrites_the_readme(tmp_path,
         for cfg in registered.values():
             assert f"| `{cfg.weight_id}` | {100 * cfg.metrics['test_accuracy']:.2f} % |" in notes
     # The twin's weights (and so its sha256 pin) are untouched by the note.
-    assert kg.weights.sha256_of(zoo / "gresnetfc2.tiny" / "model.weights.h5") == sha_before
+    assert kg.pretrained.sha256_of(zoo / "gresnetfc2.tiny" / "model.weights.h5") == sha_before
     assert registered["gresnetfc2.tiny"].sha256 == sha_before
     text = readme.read_text()
     assert text.startswith("# project\n") and text.endswith("\n\nmore\n")
@@ -83,20 +84,21 @@ def test_a_bad_twin_is_refused_before_anything_is_written(tiny):
     cfgs, zoo = tiny.cfgs, tiny.zoo
     runs = {"gresnetfc2": tiny.train("gresnetfc2", 1), "resnetfc2": tiny.train("resnetfc2", 2)}
     release.release(runs["gresnetfc2"], zoo=zoo, register_in=cfgs)
-    before = cfgs.read_text()
+    before = {p.name: p.read_text() for p in cfgs.glob("*.json")}
     with pytest.raises(ValueError, match="not released"):
         release.release(runs["resnetfc2"], zoo=zoo, register_in=cfgs, twins=["plainnet2.tiny"])
     with pytest.raises(ValueError, match="not twins"):  # 2 epochs vs 1
         release.release(runs["resnetfc2"], zoo=zoo, register_in=cfgs, twins=["gresnetfc2.tiny"])
-    assert cfgs.read_text() == before and not (zoo / "resnetfc2.tiny").exists()
+    assert {p.name: p.read_text() for p in cfgs.glob("*.json")} == before
+    assert not (zoo / "resnetfc2.tiny").exists()
     assert "Twin comparison" not in (zoo / "gresnetfc2.tiny" / "README.md").read_text()
 
 
 def test_caveat_is_carded_registered_warned_on_load_and_amendable(tmp_path, tiny, monkeypatch):
     import warnings
 
-    from keras_gated import zoo_index
-    from keras_gated.weights import pretrained_cfgs_overlay
+    from keras_gated.pretrained import listing as zoo_index
+    from keras_gated.pretrained import pretrained_cfgs_overlay
 
     cfgs, zoo = tiny.cfgs, tiny.zoo
     readme = tmp_path / "README.md"

@@ -1,9 +1,9 @@
 """The zoo at a glance: markdown tables of the released and the planned checkpoints.
 
 ``keras-gated list --pretrained --markdown`` prints them; ``training.release --register``
-writes them into the README between the ``<!-- zoo -->`` markers, and
-``tests/test_zoo_index.py`` fails when the README and ``pretrained_cfgs.py`` disagree.
-Every number comes from a config's ``metrics`` (what ``keras-gated evaluate`` reproduces).
+writes them into the README between the ``<!-- zoo -->`` markers, and a test fails when
+the README and the registered configs disagree. Every number comes from a config's
+``metrics`` (what ``keras-gated evaluate`` reproduces).
 """
 
 from __future__ import annotations
@@ -11,9 +11,8 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 
-from keras_gated.flops import ASSUMED_GPU
-from keras_gated.planned import PLANNED
-from keras_gated.weights import PretrainedCfg
+from keras_gated.pretrained.config import PretrainedCfg
+from keras_gated.pretrained.planned import compute_estimate
 
 BEGIN = "<!-- zoo (written by `python -m training.release --register`; do not edit) -->"
 END = "<!-- zoo end -->"
@@ -50,9 +49,9 @@ def released_table(cfgs: Iterable[PretrainedCfg]) -> str:
         "| weight id | test accuracy | data (test images) | recipe, epochs | trained with |",
         "| --- | --- | --- | --- | --- |",
     ]
-    for cfg in sorted(cfgs, key=lambda c: (c.tag, c.weight_id)):
+    for cfg in sorted((c for c in cfgs if c.released), key=lambda c: (c.tag, c.weight_id)):
         m = cfg.metrics
-        recipe = cfg.recipe.split(" ", 1)[0] if cfg.recipe else "?"
+        recipe = m.get("recipe", "?")
         rows.append(
             f"| `{cfg.weight_id}` | {accuracy_text(m)}{CAVEAT_MARK if cfg.caveat else ''} | {cfg.dataset} "
             f"({m.get('num_examples', 0):,}) | {recipe}, {m.get('epochs', '?')} | "
@@ -61,57 +60,18 @@ def released_table(cfgs: Iterable[PretrainedCfg]) -> str:
     return "\n".join(rows)
 
 
-TWIN_HEADING = "Twin comparison"
+def planned_table(cfgs: Iterable[PretrainedCfg]) -> str:
+    """One row per planned config: the paper's number and the estimated compute."""
+    from keras_gated.flops import ASSUMED_GPU
 
-
-def check_twins(cfgs: Iterable[PretrainedCfg]) -> None:
-    """Twins share data, recipe, epochs, backend and training command but for the model."""
-    cfgs = list(cfgs)
-    if len(cfgs) < 2 or len({c.weight_id for c in cfgs}) != len(cfgs):
-        raise ValueError(f"Twins are two or more different weights, got {[c.weight_id for c in cfgs]}.")
-
-    def setup(cfg: PretrainedCfg) -> tuple:
-        command = cfg.command.replace(f"--model {cfg.arch} ", "--model MODEL ")
-        return (cfg.tag, cfg.recipe, cfg.metrics.get("epochs"), cfg.metrics.get("backend"), command)
-
-    first = setup(cfgs[0])
-    for cfg in cfgs[1:]:
-        if setup(cfg) != first:
-            raise ValueError(
-                f"{cfg.weight_id} and {cfgs[0].weight_id} are not twins: their data, recipe, "
-                f"epochs, backend or command (seed included) differ: {setup(cfg)} vs {first}."
-            )
-
-
-def twin_note(cfgs: Iterable[PretrainedCfg]) -> str:
-    """Markdown comparing twins: checkpoints trained with the same recipe, budget, seed
-    and data that differ in one thing (e.g. gated vs ungated); ``check_twins`` first."""
-    cfgs = list(cfgs)
-    check_twins(cfgs)
-    rows = ["| weight id | test accuracy | epochs | backend | wall time |",
-            "| --- | --- | --- | --- | --- |"]
-    for cfg in cfgs:
-        m = cfg.metrics
-        rows.append(f"| `{cfg.weight_id}` | {accuracy_text(m)} | "
-                    f"{m.get('epochs', '?')} | {_backend(m)} | "
-                    f"{_hours(m.get('wall_time_s'))} |")
-    evaluate = " and ".join(f"`keras-gated evaluate {c.arch} --weights {c.tag} --dataset {c.tag}`"
-                            for c in cfgs)
-    return ("\n".join(rows) + "\n\nSame recipe, epoch budget, seed and data; one run each, "
-            "so the run-to-run spread at this budget is not measured here (wall times depend "
-            f"on what else shared the machine). Reproduce the accuracies with {evaluate}.")
-
-
-def planned_table() -> str:
-    """One row per planned checkpoint: the paper's number and the estimated compute."""
     rows = [
         "| weight id | recipe, epochs | the paper's number | estimated training compute |",
         "| --- | --- | --- | --- |",
     ]
-    for weight_id, planned in sorted(PLANNED.items()):
-        estimate = planned.compute_estimate()
+    for cfg in sorted(cfgs, key=lambda c: c.weight_id):
+        plan, estimate = cfg.plan, compute_estimate(cfg)
         rows.append(
-            f"| `{weight_id}` | {planned.recipe}, {planned.epochs} | {planned.expect} | "
+            f"| `{cfg.weight_id}` | {plan.recipe}, {plan.epochs} | {plan.expect} | "
             f"≈ {math.ceil(estimate.gpu_hours * 10) / 10} GPU-hours (estimate: "
             f"{estimate.forward_macs / 1e9:.2f} counted GMACs per image on an {ASSUMED_GPU}) |"
         )
@@ -120,7 +80,10 @@ def planned_table() -> str:
 
 def readme_block(cfgs: Iterable[PretrainedCfg]) -> str:
     """The README's zoo section: released table, then planned table, between markers."""
-    return f"{BEGIN}\n{released_table(cfgs)}\n\n{PLANNED_INTRO}\n\n{planned_table()}\n{END}"
+    cfgs = list(cfgs)
+    planned = [c for c in cfgs if not c.released]
+    return (f"{BEGIN}\n{released_table(cfgs)}\n\n{PLANNED_INTRO}\n\n{planned_table(planned)}"
+            f"\n{END}")
 
 
 def replace_readme_block(readme_text: str, cfgs: Iterable[PretrainedCfg]) -> str:

@@ -1,4 +1,4 @@
-"""Pretrained weights: the per-weight configs and the ``weights=`` argument.
+"""Where weights come from: the ``weights=`` argument, resolved to a verified local file.
 
 ``weights=`` on every constructor accepts:
 
@@ -20,44 +20,39 @@
 * a local ``.weights.h5`` file, or a Keras save folder (``config.json`` +
   ``model.weights.h5``);
 * ``"hf://org/name"`` or ``"hf://org/name@revision"``: ``model.weights.h5`` of a Hub
-  repo (e.g. one written by ``keras_gated.hub.save_zoo_folder`` and published). Such
+  repo (e.g. one written by ``keras_gated.pretrained.save_zoo_folder`` and published). Such
   ad-hoc references have no registered hash: they are trusted as the Hub serves them,
   as ``keras.saving.load_model("hf://...")`` does. Pin a revision to make them
   reproducible.
 
 The Keras ``config.json`` saved beside the weight file (in save folders, ``zoo/``
 folders and their Hub repos) records the configuration the weights were trained with;
-loading compares it with the model being built (``keras_gated.loading``), and its class
+loading compares it with the model being built (``keras_gated.pretrained.load``), and its class
 names come from the registered config or the folder's model card.
 
 How a file is loaded into a model (head adaptation, strictness) is in
-``keras_gated.loading``.
+``keras_gated.pretrained.load``.
 """
+
 
 from __future__ import annotations
 
-import contextlib
-import fnmatch
 import hashlib
 import os
 import re
 import warnings
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-import keras
+from keras_gated.pretrained.config import (
+    WEIGHTS_FILE,
+    PlannedWeightsError,
+    PretrainedCfg,
+)
+from keras_gated.pretrained.registry import find_pretrained_cfg, tags_for
 
-from keras_gated.weight_ids import WeightIdParts
-
-WEIGHTS_FILE = "model.weights.h5"
-HUB_ORG = "keras-gated"
 ZOO_ENV = "KERAS_GATED_ZOO"
 HF_PREFIX = "hf://"
-
-_WEIGHT_ID = re.compile(r"^[a-z0-9_]+\.[a-z0-9_]+$")
-_SHA256 = re.compile(r"^[0-9a-f]{64}$")
 
 
 class WeightsNotFoundError(ValueError):
@@ -68,135 +63,10 @@ class ChecksumError(ValueError):
     """A weight file does not have the sha256 of its registered config."""
 
 
-@dataclass(frozen=True)
-class PretrainedCfg(WeightIdParts):
-    """Everything known about one released weight, keyed by weight id ``name.tag``.
-
-    Attributes:
-        weight_id: ``"gresnet20.cifar10"``: registry name + data tag; also the ``zoo/``
-            folder and the Hub repo name.
-        dataset: the data it was trained on, e.g. ``"cifar10 (tfds), train split"``.
-        classes: size of the ``predictions`` head.
-        class_names: one name per class.
-        input_shape: the input shape (without batch) it was trained with.
-        preprocessing: what the in-model ``preprocessing`` layer does to 0-255 pixels.
-        sha256: hex digest of ``file_name``: the pin that every copy is checked against.
-        hf_hub_id: the Hub repo; defaults to ``keras-gated/<weight id>``.
-        revision: the Hub commit to download; None (``main``) until really published.
-        file_name: the weight file in the repo / zoo folder.
-        metrics: the measured metrics (``metrics.json``), accuracy as a fraction.
-        license, recipe, command: how it was made (the command reproduces it).
-        caveat: empty for a sound checkpoint; otherwise a warning given whenever the
-            weights are loaded (e.g. a run that did not converge, released as the record
-            of that result).
-    """
-
-    weight_id: str
-    dataset: str
-    classes: int
-    class_names: tuple[str, ...]
-    input_shape: tuple[int, ...]
-    preprocessing: str
-    sha256: str
-    hf_hub_id: str = ""
-    revision: str | None = None
-    file_name: str = WEIGHTS_FILE
-    metrics: dict[str, Any] = field(default_factory=dict)
-    license: str = "apache-2.0"
-    recipe: str = ""
-    command: str = ""
-    caveat: str = ""
-
-    def __post_init__(self) -> None:
-        if not _WEIGHT_ID.match(self.weight_id):
-            raise ValueError(
-                f"A weight id is `name.tag` in lower case (e.g. 'gresnet20.cifar10'), "
-                f"got {self.weight_id!r}."
-            )
-        if not isinstance(self.sha256, str) or not _SHA256.match(self.sha256):
-            raise ValueError(
-                f"{self.weight_id}: `sha256` must be the 64-character lower-case hex digest "
-                f"of {self.file_name}, got {self.sha256!r}."
-            )
-        if self.class_names and len(self.class_names) != self.classes:
-            raise ValueError(
-                f"{self.weight_id}: {len(self.class_names)} class names for {self.classes} classes."
-            )
-        object.__setattr__(self, "class_names", tuple(self.class_names))
-        object.__setattr__(self, "input_shape", tuple(self.input_shape))
-        if not self.hf_hub_id:
-            object.__setattr__(self, "hf_hub_id", f"{HUB_ORG}/{self.weight_id}")
-
-
-# ---------------------------------------------------------------------------- registry
-
-_PRETRAINED: dict[str, PretrainedCfg] | None = None
-
-
-def _registry() -> dict[str, PretrainedCfg]:
-    """The released configs, read once from ``keras_gated.pretrained_cfgs``."""
-    global _PRETRAINED
-    if _PRETRAINED is None:
-        from keras_gated.pretrained_cfgs import PRETRAINED_CFGS
-
-        _PRETRAINED = {}
-        for cfg in PRETRAINED_CFGS:
-            register_pretrained(cfg)
-    return _PRETRAINED
-
-
-def register_pretrained(cfg: PretrainedCfg, *, overwrite: bool = False) -> None:
-    """Make ``weights=cfg.tag`` resolve for ``cfg.arch`` (released weights are listed in
-    ``keras_gated/pretrained_cfgs.py``; tests and forks may register more)."""
-    if not isinstance(cfg, PretrainedCfg):
-        raise ValueError(f"Expected a PretrainedCfg, got {type(cfg).__name__}.")
-    registry = _registry()
-    if cfg.weight_id in registry and not overwrite:
-        raise ValueError(
-            f"Weights {cfg.weight_id!r} are already registered; pass overwrite=True to "
-            "replace them."
-        )
-    registry[cfg.weight_id] = cfg
-
-
-def unregister_pretrained(weight_id: str) -> PretrainedCfg:
-    """Remove a registered weight id and return its config."""
-    get_pretrained_cfg(weight_id)
-    return _registry().pop(weight_id)
-
-
-@contextlib.contextmanager
-def pretrained_cfgs_overlay(*cfgs: PretrainedCfg) -> Iterator[None]:
-    """Register ``cfgs`` (replacing same-id ones) for the duration of a ``with`` block."""
-    registry = _registry()
-    saved = dict(registry)
-    try:
-        for cfg in cfgs:
-            register_pretrained(cfg, overwrite=True)
-        yield
-    finally:
-        registry.clear()
-        registry.update(saved)
-
-
-def list_pretrained(pattern: str | None = None) -> list[str]:
-    """The weight ids (``name.tag``) of every registered weight, optionally fnmatch-ed."""
-    ids = sorted(_registry())
-    return [i for i in ids if pattern is None or fnmatch.fnmatch(i, pattern)]
-
-
-def get_pretrained_cfg(weight_id: str) -> PretrainedCfg:
-    """The config of a released weight, e.g. ``get_pretrained_cfg("gresnet20.cifar10")``."""
-    registry = _registry()
-    if weight_id not in registry:
-        released = ", ".join(sorted(registry)) or "none yet"
-        raise ValueError(f"No released weights {weight_id!r}. Released: {released}.")
-    return registry[weight_id]
-
-
-def tags_for(arch: str) -> list[str]:
-    """The data tags registered for an architecture (``["cifar10"]``)."""
-    return sorted(cfg.tag for cfg in _registry().values() if cfg.arch == arch)
+def released_cfg(arch: str, weights: str) -> PretrainedCfg | None:
+    """The config of the released weights ``arch.weights`` (a tag), None if there are none."""
+    cfg = find_pretrained_cfg(arch, weights)
+    return cfg if cfg is not None and cfg.released else None
 
 
 # ------------------------------------------------------------------- the weights= value
@@ -250,12 +120,13 @@ def validate_weights(arch: str, weights: str | os.PathLike | None) -> None:
     if weights.startswith(HF_PREFIX):
         parse_hf_ref(weights)
         return
-    if f"{arch}.{weights}" in _registry() or local_weights_file(weights) is not None:
+    if released_cfg(arch, weights) is not None or local_weights_file(weights) is not None:
         return
-    if os.sep not in weights:
-        from keras_gated.planned import check_not_planned
+    planned = find_pretrained_cfg(arch, weights) if os.sep not in weights else None
+    if planned is not None:
+        from keras_gated.pretrained.planned import planned_message
 
-        check_not_planned(arch, weights)
+        raise PlannedWeightsError(planned_message(planned))
     if os.sep in weights or weights.endswith((".h5", ".keras")):
         raise ValueError(
             f"`weights`={weights!r} is not a `.weights.h5` file or a Keras save folder "
@@ -291,7 +162,7 @@ def zoo_dir() -> Path | None:
     else the ``zoo/`` of the source checkout this package runs from (None if installed)."""
     if os.environ.get(ZOO_ENV):
         return Path(os.environ[ZOO_ENV]).expanduser()
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]
     if (root / "pyproject.toml").is_file():
         return root / "zoo"
     return None
@@ -301,7 +172,7 @@ def bundled_zoo_dir() -> Path | None:
     """The ``<weight id>/`` folders shipped inside an installed wheel
     (``keras_gated/_zoo``, same files as ``zoo/``); None where there are none (a source
     checkout, whose ``zoo/`` is used instead)."""
-    bundled = Path(__file__).resolve().parent / "_zoo"
+    bundled = Path(__file__).resolve().parents[1] / "_zoo"
     return bundled if bundled.is_dir() else None
 
 
@@ -457,8 +328,8 @@ def resolve_weights_file(arch: str, weights: str | os.PathLike) -> tuple[Path, s
     if weights.startswith(HF_PREFIX):
         ref = parse_hf_ref(weights)
         return download_hf_weights(ref), str(ref)
-    if f"{arch}.{weights}" in _registry():  # a tag wins over a same-named local folder
-        cfg = get_pretrained_cfg(f"{arch}.{weights}")
+    cfg = released_cfg(arch, weights)
+    if cfg is not None:  # a tag wins over a same-named local folder
         if cfg.caveat:
             warnings.warn(f"Weights {cfg.weight_id}: {cfg.caveat}", UserWarning, stacklevel=4)
         return resolve_pretrained_file(cfg), f"weights {cfg.weight_id}"
@@ -480,8 +351,8 @@ def _hub_source(arch: str, weights: str) -> tuple[str, str | None] | None:
     if weights.startswith(HF_PREFIX):
         ref = parse_hf_ref(weights)
         return ref.repo_id, ref.revision
-    if f"{arch}.{weights}" in _registry():
-        cfg = get_pretrained_cfg(f"{arch}.{weights}")
+    cfg = released_cfg(arch, weights)
+    if cfg is not None:
         return cfg.hf_hub_id, cfg.revision
     return None
 
@@ -533,8 +404,9 @@ def weights_class_names(arch: str, weights: str, path: Path) -> tuple[str, ...] 
     """The class names of ``weights``: the registered config's, or those of the model
     card (``README.md`` front matter) saved with them; None when unknown."""
     weights = os.fspath(weights)
-    if f"{arch}.{weights}" in _registry():
-        return get_pretrained_cfg(f"{arch}.{weights}").class_names or None
+    cfg = released_cfg(arch, weights)
+    if cfg is not None:
+        return cfg.class_names or None
     card = companion_file(arch, weights, path, CARD_FILE)
     if card is None:
         return None
@@ -547,55 +419,3 @@ def weights_class_names(arch: str, weights: str, path: Path) -> tuple[str, ...] 
     names = info.get("class_names") if isinstance(info, dict) else None
     return tuple(str(n) for n in names) if isinstance(names, list) and names else None
 
-
-def load_pretrained(
-    model: keras.Model,
-    *,
-    arch: str,
-    weights: str | os.PathLike,
-    include_top: bool,
-    classes: int,
-    build_reference: Callable[[int | None], keras.Model],
-    custom_input: bool = False,
-    call: Any = None,
-) -> tuple[str, ...] | None:
-    """Load ``weights`` (already checked by ``validate_weights``) into ``model`` and
-    return their class names (None when unknown).
-
-    The configuration saved with the weights (``config.json``) must define the same
-    function as ``model`` (``keras_gated.loading.check_configuration``; ``call``, the
-    constructor call being built, is used to say which call matches the weights). Weights
-    saved without one load by shape, with a warning.
-
-    ``build_reference(n)`` builds the same architecture with a head of ``n`` classes
-    (``None``: no head); it is used when the head is adapted (see
-    ``keras_gated.loading.load_weights_file``).
-    """
-    from keras_gated.loading import check_configuration, load_weights_file, the_weights
-
-    weights = os.fspath(weights)
-    path, origin = resolve_weights_file(arch, weights)
-    config_file = companion_file(arch, weights, path, CONFIG_FILE)
-    if config_file is None:
-        warnings.warn(
-            f"{the_weights(origin, capital=True)} were saved without a configuration "
-            f"(no {CONFIG_FILE} "
-            "beside them), so only their shapes can be checked: make sure the model's "
-            "arguments (gate, variant, shortcut, ...) are those they were trained with.",
-            UserWarning,
-            stacklevel=4,
-        )
-    else:
-        check_configuration(
-            model, read_saved_config(config_file), origin=origin, arch=arch, call=call
-        )
-    load_weights_file(
-        model,
-        path,
-        origin=origin,
-        include_top=include_top,
-        classes=classes,
-        build_reference=build_reference,
-        custom_input=custom_input,
-    )
-    return weights_class_names(arch, weights, path)

@@ -1,4 +1,4 @@
-"""Load a Keras ``.weights.h5`` file into a model: strictly, with head adaptation.
+"""Load weights into a model: strictly, with head adaptation and a configuration check.
 
 Keras addresses the arrays of a weight file by layer *type and position*, not by layer
 name, and ``model.load_weights`` silently ignores arrays the model has no place for
@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import inspect
 import logging
+import os
 import re
 import warnings
 from collections.abc import Callable
@@ -35,6 +36,14 @@ from typing import Any
 
 import h5py
 import keras
+
+from keras_gated.pretrained.sources import (
+    CONFIG_FILE,
+    companion_file,
+    read_saved_config,
+    resolve_weights_file,
+    weights_class_names,
+)
 
 HEAD = "predictions"
 
@@ -398,3 +407,54 @@ def _mismatch_message(
         f"computes another function: build {matching} to use these weights, or pass "
         "weights=None."
     )
+
+
+def load_pretrained(
+    model: keras.Model,
+    *,
+    arch: str,
+    weights: str | os.PathLike,
+    include_top: bool,
+    classes: int,
+    build_reference: Callable[[int | None], keras.Model],
+    custom_input: bool = False,
+    call: Any = None,
+) -> tuple[str, ...] | None:
+    """Load ``weights`` (already checked by ``keras_gated.pretrained.sources.validate_weights``) into ``model`` and
+    return their class names (None when unknown).
+
+    The configuration saved with the weights (``config.json``) must define the same
+    function as ``model`` (``check_configuration``; ``call``, the
+    constructor call being built, is used to say which call matches the weights). Weights
+    saved without one load by shape, with a warning.
+
+    ``build_reference(n)`` builds the same architecture with a head of ``n`` classes
+    (``None``: no head); it is used when the head is adapted (see
+    ``load_weights_file``).
+    """
+    weights = os.fspath(weights)
+    path, origin = resolve_weights_file(arch, weights)
+    config_file = companion_file(arch, weights, path, CONFIG_FILE)
+    if config_file is None:
+        warnings.warn(
+            f"{the_weights(origin, capital=True)} were saved without a configuration "
+            f"(no {CONFIG_FILE} "
+            "beside them), so only their shapes can be checked: make sure the model's "
+            "arguments (gate, variant, shortcut, ...) are those they were trained with.",
+            UserWarning,
+            stacklevel=4,
+        )
+    else:
+        check_configuration(
+            model, read_saved_config(config_file), origin=origin, arch=arch, call=call
+        )
+    load_weights_file(
+        model,
+        path,
+        origin=origin,
+        include_top=include_top,
+        classes=classes,
+        build_reference=build_reference,
+        custom_input=custom_input,
+    )
+    return weights_class_names(arch, weights, path)

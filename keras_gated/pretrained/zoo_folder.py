@@ -1,0 +1,454 @@
+"""Zoo folders and model cards: the files a released weight is published as.
+
+A *zoo folder* ``zoo/<weight id>/`` holds exactly the files that go to the Hub repo
+``keras-gated/<weight id>``:
+
+* ``config.json``, ``metadata.json``, ``model.weights.h5``: Keras's own unzipped save
+  format, so ``keras.saving.load_model("hf://keras-gated/<weight id>")`` works on the
+  repo (after ``import keras_gated``, which registers the layers for ``safe_mode``);
+* ``README.md``: the model card (front matter parsed by huggingface_hub's ``ModelCard``:
+  ``library_name: keras``, ``license``, ``tags``, ``datasets``, ``model-index`` with the
+  measured accuracy; body: usage, recipe, the reproducing command, data caveats);
+* ``metrics.json``: ``{"test_accuracy": 0.9123, "split": "test", "num_examples": 10000,
+  "dataset": "...", "command": "..."}`` (accuracy as a fraction);
+* ``training_log.<ext>``: the training log (e.g. Keras ``CSVLogger`` output), if any.
+
+``python -m training.release RUN --register`` writes the folder with ``save_zoo_folder``,
+reads its config back with ``pretrained_cfg_from_folder`` and stores it in the family's
+data file (``keras_gated.pretrained.registry.write_cfg``); ``keras_gated.pretrained.hub.
+publish`` uploads it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import shutil
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import keras
+
+from keras_gated.pretrained.config import (
+    HUB_ORG,
+    LISTING_METRICS,
+    WEIGHTS_FILE,
+    PretrainedCfg,
+    is_weight_id,
+)
+from keras_gated.pretrained.sources import CARD_FILE, sha256_of
+
+KERAS_FILES = ("config.json", "metadata.json", WEIGHTS_FILE)
+METRICS_FILE = "metrics.json"
+LOG_STEM = "training_log"
+REQUIRED_FILES = (*KERAS_FILES, CARD_FILE, METRICS_FILE)
+CARD_KEY = "keras_gated"  # front-matter block with what a PretrainedCfg needs
+
+DATASET_NAMES = {
+    "cifar10": "CIFAR-10",
+    "cifar100": "CIFAR-100",
+    "mnist": "MNIST",
+    "fashion_mnist": "Fashion-MNIST",
+    "imagenet2012": "ImageNet-1k",
+}
+
+
+# ------------------------------------------------------------------------- zoo folders
+
+
+def describe_preprocessing(model: keras.Model) -> str:
+    """What the model's in-model ``preprocessing`` layer does to raw 0-255 pixels."""
+    try:
+        layer = model.get_layer("preprocessing")
+    except ValueError:
+        return "none in the model: it expects already normalised inputs"
+    config = layer.get_config()
+    if isinstance(layer, keras.layers.Normalization):
+        mean = tuple(round(float(m), 4) for m in config["mean"])
+        std = tuple(round(math.sqrt(float(v)), 4) for v in config["variance"])
+        return f"in-model (x - mean) / std on 0-255 pixels, mean={mean}, std={std}"
+    if isinstance(layer, keras.layers.Rescaling):
+        return f"in-model x * {config['scale']} on 0-255 pixels"
+    return f"in-model {type(layer).__name__}"
+
+
+def _check_metrics(metrics: Mapping[str, Any]) -> None:
+    accuracy = metrics.get("test_accuracy")
+    if (
+        isinstance(accuracy, bool)
+        or not isinstance(accuracy, (int, float))
+        or not 0 <= accuracy <= 1
+    ):
+        raise ValueError(
+            f"metrics['test_accuracy'] must be a fraction in [0, 1] (0.9123, not 91.23), "
+            f"got {accuracy!r}."
+        )
+    if not isinstance(metrics.get("split"), str) or not metrics["split"]:
+        raise ValueError(
+            f"metrics['split'] must name the evaluated split, got {metrics.get('split')!r}."
+        )
+    count = metrics.get("num_examples")
+    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+        raise ValueError(f"metrics['num_examples'] must be a positive integer, got {count!r}.")
+
+
+def model_card(
+    *,
+    weight_id: str,
+    metrics: Mapping[str, Any],
+    recipe: str,
+    command: str,
+    dataset_note: str,
+    license: str,
+    input_shape: Sequence[int | None],
+    classes: int,
+    class_names: Sequence[str],
+    preprocessing: str,
+    extra: Mapping[str, Any] | None = None,
+    notes: str = "",
+) -> str:
+    """The README.md model card of a zoo folder (front matter + markdown body).
+
+    ``metrics`` entries ``epochs``, ``backend``, ``strategy``, ``hardware``,
+    ``wall_time_s`` and ``keras_version`` (written by ``training.train``) become the
+    card's "Training run" section; ``notes`` (markdown) its "Notes" section, e.g. the
+    comparison with the paper's number.
+    """
+    from huggingface_hub import EvalResult, ModelCardData
+
+    arch, _, tag = weight_id.partition(".")
+    dataset_name = DATASET_NAMES.get(tag, tag)
+    accuracy = float(metrics["test_accuracy"])
+    fields: dict[str, Any] = {
+        "library_name": "keras",
+        "license": license,
+        "tags": ["keras-gated", "image-classification", arch],
+        "datasets": [tag],
+        "pipeline_tag": "image-classification",
+        "model_name": weight_id,
+        "eval_results": [
+            EvalResult(
+                task_type="image-classification",
+                task_name="Image Classification",
+                dataset_type=tag,
+                dataset_name=dataset_name,
+                dataset_split=metrics["split"],
+                metric_type="accuracy",
+                metric_name=f"{metrics['split'].capitalize()} accuracy",
+                metric_value=accuracy,
+            )
+        ],
+        CARD_KEY: {
+            "weight_id": weight_id,
+            "recipe": recipe,
+            "input_shape": [int(s) if s is not None else None for s in input_shape],
+            "classes": int(classes),
+            "class_names": list(class_names),
+            "preprocessing": preprocessing,
+        },
+    }
+    fields.update(extra or {})
+    data = ModelCardData(**fields)
+    shape = "×".join(str(s) for s in input_shape)
+    notes_section = f"\n## Notes\n\n{notes.strip()}\n" if notes.strip() else ""
+    body = f"""
+# {weight_id}
+
+`{arch}` from keras-gated (gated deep networks for Keras 3), trained on {dataset_name}:
+**{accuracy:.2%}** {metrics["split"]} accuracy on {metrics["num_examples"]:,} images.
+
+## Usage
+
+```python
+import keras_gated as kg
+
+model = kg.create_model("{weight_id}")      # the released weights, sha256-checked
+backbone = kg.create_model("{arch}", weights="{tag}", include_top=False, pooling="avg")
+
+# Keras alone can load this repo too; `import keras_gated` registers the layers:
+import keras
+model = keras.saving.load_model("hf://{HUB_ORG}/{weight_id}")
+```
+
+Inputs are raw 0-255 pixels of shape {shape}; the preprocessing travels with the model
+({preprocessing}). Classes: {", ".join(class_names) if class_names else classes}.
+
+## Training recipe
+
+{recipe}
+
+Reproduce it with:
+
+```bash
+{command}
+```
+
+{_run_details(metrics)}## Evaluation
+
+`metrics.json`: test accuracy {accuracy:.4f} on the {metrics["split"]} split
+({metrics["num_examples"]:,} examples), measured by the training command on the final
+(last-epoch) model. Check it with:
+
+```bash
+keras-gated evaluate {arch} --weights {tag} --dataset {tag}
+```
+{notes_section}
+## Data caveats
+
+{dataset_note}
+
+## Files
+
+`config.json`, `metadata.json`, `model.weights.h5` (Keras save format), this card,
+`metrics.json` and the training log.
+"""
+    return f"---\n{data.to_yaml()}\n---\n{body}"
+
+
+def _without_training_state(model: keras.Model) -> keras.Model:
+    """The model without optimizer or compile state: a compiled model's save folder would
+    also hold the optimizer's variables in model.weights.h5 (and pin them in its hash)."""
+    if getattr(model, "optimizer", None) is None and not getattr(model, "compiled", False):
+        return model
+    clone = model.__class__.from_config(model.get_config())
+    clone.set_weights(model.get_weights())
+    return clone
+
+
+_RUN_FIELDS = (
+    ("epochs", "epochs"),
+    ("backend", "Keras backend"),
+    ("strategy", "distribution strategy"),
+    ("hardware", "hardware"),
+    ("wall_time_s", "wall time"),
+    ("keras_version", "Keras"),
+)
+
+
+def _run_details(metrics: Mapping[str, Any]) -> str:
+    """The "Training run" section from the run entries of metrics.json (may be empty)."""
+    rows = []
+    for key, label in _RUN_FIELDS:
+        if key in metrics:
+            value = metrics[key]
+            if key == "wall_time_s":
+                value = f"{float(value) / 3600:.2f} h ({float(value):,.0f} s)"
+            rows.append(f"| {label} | {value} |")
+    if not rows:
+        return ""
+    return "## Training run\n\n| | |\n| --- | --- |\n" + "\n".join(rows) + "\n\n"
+
+
+def save_zoo_folder(
+    model: keras.Model,
+    folder: str | os.PathLike,
+    *,
+    weight_id: str,
+    metrics: Mapping[str, Any],
+    recipe: str,
+    command: str,
+    dataset_note: str,
+    training_log: str | os.PathLike | None = None,
+    license: str = "apache-2.0",
+    class_names: Sequence[str] | None = None,
+    extra: Mapping[str, Any] | None = None,
+    notes: str = "",
+    overwrite: bool = False,
+) -> Path:
+    """Write ``folder`` with exactly the files that go to the Hub repo of ``weight_id``.
+
+    Args:
+        model: a trained classifier with the applications head (``predictions``).
+        folder: usually ``zoo/<weight id>``; must be new or empty unless ``overwrite``.
+        weight_id: ``name.tag`` (``"gresnet20.cifar10"``).
+        metrics: ``{"test_accuracy": 0.9123, "split": "test", "num_examples": 10000}``,
+            accuracy as a fraction, measured on real held-out data; other entries are
+            kept in metrics.json.
+        recipe: the training recipe (name and a short description), for the card.
+        command: the command line that reproduces the weights.
+        dataset_note: the data and its caveats (source, split, preprocessing, known
+            issues); it becomes metrics.json's ``dataset`` and the card's caveats.
+        training_log: a log file (e.g. the ``CSVLogger`` CSV), copied as
+            ``training_log<suffix>``.
+        license: an SPDX-like Hub license id.
+        class_names: one per class; default the known names of the weight id's tag.
+        extra: additional model-card front-matter entries.
+        notes: markdown for the card's "Notes" section (e.g. the paper comparison).
+        overwrite: replace an existing non-empty folder.
+
+    Returns:
+        The folder.
+    """
+    from keras_gated.class_names import CLASS_NAMES
+
+    if not is_weight_id(weight_id):
+        raise ValueError(f"`weight_id` must be `name.tag` in lower case, got {weight_id!r}.")
+    _check_metrics(metrics)
+    try:
+        head = model.get_layer("predictions")
+    except ValueError:
+        raise ValueError(
+            "Only full classifiers (include_top=True, with a 'predictions' head) are "
+            "released to the zoo."
+        ) from None
+    classes = int(head.units)
+    tag = weight_id.partition(".")[2]
+    if class_names is None:
+        class_names = CLASS_NAMES.get(tag, ())
+    if class_names and len(class_names) != classes:
+        raise ValueError(f"{len(class_names)} class names for a {classes}-class model.")
+    if training_log is not None and not Path(training_log).is_file():
+        raise ValueError(f"`training_log`={os.fspath(training_log)!r} is not a file.")
+
+    folder = Path(folder)
+    if folder.exists() and any(folder.iterdir()):
+        if not overwrite:
+            raise ValueError(f"{folder} is not empty; pass overwrite=True to replace it.")
+        shutil.rmtree(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+
+    keras.saving.save_model(_without_training_state(model), folder, zipped=False)
+    assets = folder / "assets"
+    if assets.is_dir() and not any(assets.iterdir()):
+        assets.rmdir()  # Keras leaves an empty assets/ when no layer has assets
+    full_metrics = {**metrics, "dataset": dataset_note, "command": command}
+    (folder / METRICS_FILE).write_text(json.dumps(full_metrics, indent=2) + "\n")
+    card = model_card(
+        weight_id=weight_id,
+        metrics=full_metrics,
+        recipe=recipe,
+        command=command,
+        dataset_note=dataset_note,
+        license=license,
+        input_shape=tuple(model.input_shape[1:]),
+        classes=classes,
+        class_names=tuple(class_names),
+        preprocessing=describe_preprocessing(model),
+        extra=extra,
+        notes=notes,
+    )
+    (folder / CARD_FILE).write_text(card)
+    if training_log is not None:
+        shutil.copyfile(training_log, folder / f"{LOG_STEM}{Path(training_log).suffix}")
+    return folder
+
+
+def set_card_note(folder: str | os.PathLike, heading: str, markdown: str) -> None:
+    """Write ``### heading`` + ``markdown`` into the "Notes" section of a zoo folder's card,
+    replacing an earlier subsection of that heading (the weights are not touched, so their
+    sha256 pin holds); an empty ``markdown`` removes the subsection. E.g. the comparison of
+    twins released one after the other. A folder that is already published must be
+    published again afterwards."""
+    card_path = Path(folder) / CARD_FILE
+    if not card_path.is_file():
+        raise ValueError(f"{folder} has no model card ({CARD_FILE}): not a zoo folder.")
+    text = card_path.read_text()
+    subsection = f"### {heading}\n\n{markdown.strip()}\n\n" if markdown.strip() else ""
+    found = re.search(rf"(?m)^### {re.escape(heading)}\n", text)
+    if not found and not subsection:
+        return
+    if found:  # replace it, up to the next heading of level 2 or 3 (or the end)
+        following = re.compile(r"(?m)^#{2,3} ").search(text, found.end())
+        stop = following.start() if following else len(text)
+        text = text[:found.start()] + subsection + text[stop:]
+    else:
+        caveats = re.search(r"(?m)^## Data caveats$", text)
+        if caveats is None:
+            raise ValueError(f"{card_path} is not a keras-gated model card (no 'Data caveats').")
+        if not re.search(r"(?m)^## Notes$", text):
+            subsection = f"## Notes\n\n{subsection}"
+        text = text[:caveats.start()] + subsection + text[caveats.start():]
+    card_path.write_text(text)
+
+
+def set_caveat(folder: str | os.PathLike, caveat: str) -> None:
+    """Record ``caveat`` in a zoo folder's card (front matter, read into
+    ``PretrainedCfg.caveat``: a warning whenever the weights are loaded); ``""`` removes
+    it. Re-register the folder afterwards; the weights and their sha256 pin are untouched."""
+    from huggingface_hub import ModelCard
+
+    card_path = Path(folder) / CARD_FILE
+    card = ModelCard.load(card_path)
+    info = getattr(card.data, CARD_KEY, None)
+    if not isinstance(info, dict):
+        raise ValueError(f"{card_path} has no `{CARD_KEY}` front-matter block.")
+    info = {k: v for k, v in info.items() if k != "caveat"}
+    if caveat.strip():
+        info["caveat"] = " ".join(caveat.split())
+    setattr(card.data, CARD_KEY, info)
+    card.save(card_path)
+
+
+def check_zoo_folder(folder: str | os.PathLike) -> list[str]:
+    """The files of a zoo folder, checked: the required ones exist, nothing else but a
+    training log (and Keras ``assets/``), metrics.json follows the schema."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise ValueError(f"{folder} is not a folder.")
+    files = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
+    missing = [f for f in REQUIRED_FILES if f not in files]
+    unexpected = [
+        f for f in files if f not in REQUIRED_FILES and not f.startswith((LOG_STEM, "assets/"))
+    ]
+    if missing or unexpected:
+        raise ValueError(
+            f"{folder} is not a zoo folder: missing {missing or 'nothing'}, unexpected "
+            f"{unexpected or 'nothing'}. Write it with keras_gated.pretrained.save_zoo_folder."
+        )
+    _check_metrics(json.loads((folder / METRICS_FILE).read_text()))
+    return files
+
+
+def preprocessing_numbers(model_config: dict) -> dict[str, Any]:
+    """``{"mean": ..., "std": ...}`` or ``{"scale": ...}`` of the in-model ``preprocessing``
+    layer of a saved Keras model config (empty when it has none)."""
+    for entry in model_config.get("layers", []):
+        config = entry.get("config") or {}
+        if config.get("name") != "preprocessing":
+            continue
+        if entry.get("class_name") == "Normalization":
+            return {
+                "mean": tuple(round(float(m), 4) for m in config["mean"]),
+                "std": tuple(round(math.sqrt(float(v)), 4) for v in config["variance"]),
+            }
+        if entry.get("class_name") == "Rescaling":
+            return {"scale": float(config["scale"])}
+    return {}
+
+
+def pretrained_cfg_from_folder(
+    folder: str | os.PathLike, *, revision: str | None = None, hf_hub_id: str | None = None
+) -> PretrainedCfg:
+    """The ``PretrainedCfg`` of a zoo folder written by ``save_zoo_folder`` (sha256 of
+    its weight file included); ``revision`` is the published commit id."""
+    from huggingface_hub import ModelCard
+
+    from keras_gated.pretrained.sources import read_saved_config
+
+    folder = Path(folder)
+    check_zoo_folder(folder)
+    card = ModelCard.load(folder / CARD_FILE).data.to_dict()
+    info = card.get(CARD_KEY)
+    if not isinstance(info, dict):
+        raise ValueError(f"{folder / CARD_FILE} has no `{CARD_KEY}` front-matter block.")
+    metrics = json.loads((folder / METRICS_FILE).read_text())
+    listing = {k: metrics[k] for k in LISTING_METRICS if k in metrics}
+    if "recipe" in listing:  # its name: the card holds the whole recipe
+        listing["recipe"] = str(listing["recipe"]).split(" ", 1)[0]
+    return PretrainedCfg(
+        weight_id=info["weight_id"],
+        classes=info["classes"],
+        input_shape=tuple(info["input_shape"]),
+        dataset=metrics["dataset"],
+        class_names=tuple(info["class_names"]),
+        sha256=sha256_of(folder / WEIGHTS_FILE),
+        hf_hub_id=hf_hub_id or f"{HUB_ORG}/{info['weight_id']}",
+        revision=revision,
+        license=card.get("license", ""),
+        caveat=info.get("caveat", ""),
+        metrics=listing,
+        **preprocessing_numbers(read_saved_config(folder / "config.json")),
+    )
