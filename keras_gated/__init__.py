@@ -5,85 +5,28 @@ Figueiredo 2017) and pre-activation ResNets (He et al. 2016), as keras.applicati
 constructors, with a timm-style registry.
 """
 
-from keras_gated import layers
-from keras_gated.gates import gate_values, gated_blocks, remove_block, set_gate
-from keras_gated.gating import gate
-from keras_gated.models import (
-    GPlainNet,
-    GResNet,
-    GResNet20,
-    GResNet32,
-    GResNet44,
-    GResNet56,
-    GResNet110,
-    GResNet164,
-    GResNet1001,
-    GResNet50,
-    GResNetFC,
-    GWideResNet,
-    HighwayFC,
-    HighwayNet,
-    HighwayNet50,
-    PlainNet,
-    PreActResNet,
-    PreActResNet20,
-    PreActResNet32,
-    PreActResNet44,
-    PreActResNet56,
-    PreActResNet110,
-    PreActResNet164,
-    PreActResNet1001,
-    ResNet50,
-    ResNetFC,
-    WideResNet,
-)
-from keras_gated.preprocessing import decode_predictions, preprocess_input
-from keras_gated.registry import create_model, get_model_entry, is_model, list_models
-from keras_gated.pretrained import PretrainedCfg, get_pretrained_cfg, list_pretrained
+import os
+import sys
 
 from keras_gated.version import __version__
 
-__all__ = [
-    "gate",
-    "GPlainNet",
-    "GResNet",
-    "GResNet20",
-    "GResNet32",
-    "GResNet44",
-    "GResNet56",
-    "GResNet110",
-    "GResNet164",
-    "GResNet1001",
-    "GResNet50",
-    "GResNetFC",
-    "GWideResNet",
-    "HighwayFC",
-    "HighwayNet",
-    "HighwayNet50",
-    "PlainNet",
-    "PreActResNet",
-    "PreActResNet20",
-    "PreActResNet32",
-    "PreActResNet44",
-    "PreActResNet56",
-    "PreActResNet110",
-    "PreActResNet164",
-    "PreActResNet1001",
-    "PretrainedCfg",
-    "ResNet50",
-    "ResNetFC",
-    "WideResNet",
-    "create_model",
-    "decode_predictions",
-    "gate_values",
-    "gated_blocks",
-    "get_model_entry",
-    "get_pretrained_cfg",
-    "is_model",
-    "layers",
-    "list_models",
-    "list_pretrained",
-    "preprocess_input",
-    "remove_block",
-    "set_gate",
-]
+
+def _running_as_command() -> bool:
+    """True in the ``keras-gated`` command: it imports only what a subcommand needs, so
+    that ``keras-gated list`` answers without starting a deep-learning backend."""
+    return os.path.basename(sys.argv[0] if sys.argv else "") == "keras-gated"
+
+
+if _running_as_command():
+
+    def __getattr__(name: str):
+        import importlib
+
+        api = importlib.import_module("keras_gated._api")
+        if name in api.__all__:
+            return getattr(api, name)
+        raise AttributeError(f"module 'keras_gated' has no attribute {name!r}")
+
+else:  # importing the package registers its layers with Keras (for keras.saving)
+    from keras_gated._api import *  # noqa: F403
+    from keras_gated._api import __all__  # noqa: F401

@@ -4,13 +4,13 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
+import importlib.util
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 
 def _cmd_list(args: argparse.Namespace) -> int:
@@ -260,11 +260,51 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+@contextlib.contextmanager
+def native_stderr_silenced() -> Iterator[None]:
+    """Send file descriptor 2 to /dev/null for the block: the C++ start-up lines of
+    TensorFlow and XLA (CUDA probing, CPU features) are written there, below Python."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with open(os.devnull, "w") as devnull:
+            os.dup2(devnull.fileno(), 2)
+        yield
+    finally:
+        sys.stderr.flush()
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
+def needs_no_backend(args: argparse.Namespace) -> bool:
+    """True for the subcommands that only read the registry (nothing is built or run)."""
+    return args.command == "list" or (args.command == "info" and not args.params)
+
+
+def start_keras(args: argparse.Namespace) -> None:
+    """Import Keras quietly before a subcommand runs. Registry-only subcommands use the
+    light ``numpy`` backend (when JAX, which it needs, is installed): they build nothing,
+    so they need not start TensorFlow."""
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    if "keras" in sys.modules:
+        return
+    if needs_no_backend(args) and importlib.util.find_spec("jax") is not None:
+        os.environ["KERAS_BACKEND"] = "numpy"
+    with native_stderr_silenced():
+        import keras  # noqa: F401
+    import keras_gated.models  # noqa: F401  (the families register their models)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     from keras_gated.errors import run_command
 
     args = build_parser().parse_args(argv)
-    return run_command("keras-gated", lambda: args.func(args), debug=args.debug)
+
+    def command() -> int:
+        start_keras(args)
+        return args.func(args)
+
+    return run_command("keras-gated", command, debug=args.debug)
 
 
 if __name__ == "__main__":

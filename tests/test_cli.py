@@ -1,5 +1,7 @@
 """The keras-gated command line."""
 
+import pytest
+
 from keras_gated.cli import main
 
 
@@ -19,3 +21,38 @@ def test_info_counts_parameters(capsys):
 def test_unknown_name_exits_2_with_suggestion(capsys):
     assert main(["info", "gresnet21"]) == 2
     assert "gresnet20" in capsys.readouterr().err
+
+
+def _console_script() -> str:
+    import shutil
+    import sys
+    from pathlib import Path
+
+    script = Path(sys.executable).parent / "keras-gated"
+    return str(script) if script.is_file() else shutil.which("keras-gated")
+
+
+@pytest.mark.parametrize("argv", [["list"], ["info", "gresnet20"], ["list", "--pretrained"]])
+def test_registry_commands_are_quiet_and_start_no_tensorflow(argv):
+    import subprocess
+    import sys
+
+    result = subprocess.run([_console_script(), *argv], capture_output=True, text=True,
+                            timeout=300)
+    assert result.returncode == 0 and result.stderr == "", result.stderr
+    assert "gresnet20" in result.stdout
+    probe = ("import sys; sys.argv = ['keras-gated']; from keras_gated.cli import main; "
+             f"main({argv!r}); print('tensorflow' in sys.modules)")
+    imported = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                              timeout=300)
+    assert imported.stdout.strip().splitlines()[-1] == "False", imported.stderr[-2000:]
+
+
+def test_a_command_that_builds_a_model_prints_no_native_log_lines(tmp_path):
+    import subprocess
+
+    result = subprocess.run([_console_script(), "info", "gresnetfc2", "--params"],
+                            capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "trainable parameters" in result.stdout
+    assert "I0000" not in result.stderr and "absl" not in result.stderr, result.stderr
