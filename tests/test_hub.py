@@ -100,6 +100,12 @@ def test_zoo_folder_holds_exactly_the_hub_files(tmp_path):
     }
     assert sorted(kg_zoo.check_zoo_folder(folder)) == sorted(ZOO_FILES)
     np.testing.assert_array_equal(predict(keras.saving.load_model(folder)), predict(model))
+    card = (folder / "README.md").read_text()
+    from keras_gated.flops import count_macs
+
+    assert f"| parameters | {model.count_params():,} |" in card
+    assert f"| GMACs per image (forward) | {count_macs(model) / 1e9:.3f} |" in card
+    assert "@article{savarese2017residual," in card and "@inproceedings{he2016identity," in card
 
     with pytest.raises(ValueError, match="not empty; pass overwrite=True"):
         write_zoo(model, folder)

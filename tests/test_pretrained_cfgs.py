@@ -97,3 +97,55 @@ def test_zoo_folders_are_complete_and_equal_their_configs(weight_id):
 
 def test_every_released_weight_has_its_zoo_folder():
     assert sorted(p.name for p in ZOO.iterdir() if p.is_dir()) == list_pretrained()
+
+
+@pytest.mark.parametrize("weight_id", ALL_IDS)
+def test_every_weight_cites_the_papers_of_its_architecture(weight_id):
+    from keras_gated.pretrained.citations import PAPERS, bibtex, citation_keys
+
+    arch = get_pretrained_cfg(weight_id).arch
+    keys = citation_keys(arch)
+    assert keys and all(key in PAPERS for key in keys), arch
+    assert bibtex(arch).count("@") == len(keys)
+    if arch.startswith(("g", "plainnet", "resnetfc")) and "highway" not in arch:
+        assert "savarese2017residual" in keys  # the gated families and their FC twins
+
+
+@pytest.mark.parametrize("weight_id", [w for w in list_pretrained() if (ZOO / w).is_dir()])
+def test_zoo_cards_state_size_and_citation(weight_id):
+    import re
+
+    from keras_gated.pretrained.citations import citation_keys
+
+    card = (ZOO / weight_id / "README.md").read_text()
+    params = re.search(r"\| parameters \| ([\d,]+) \|", card)
+    macs = re.search(r"\| GMACs per image \(forward\) \| ([\d.]+) \|", card)
+    assert params and macs, weight_id
+    for key in citation_keys(weight_id.split(".")[0]):
+        assert f"{{{key}," in card, key
+    assert card.index("## Model size") < card.index("## Training recipe")
+    assert card.index("## Citation") < card.index("## Files")
+
+
+def test_refreshing_card_facts_counts_the_folder_model_and_is_idempotent(tmp_path):
+    import shutil
+
+    from keras_gated.flops import count_macs
+    from keras_gated.pretrained.zoo_folder import refresh_card_facts
+
+    folder = tmp_path / "gresnetfc10.fashion_mnist"
+    shutil.copytree(ZOO / folder.name, folder)
+    card = folder / "README.md"
+    text = card.read_text()
+    start, stop = text.index("## Model size"), text.index("## Training recipe")
+    card.write_text(text[:start] + text[stop:])  # as an older card, without the section
+    refresh_card_facts(folder)
+    refresh_card_facts(folder)
+    new = card.read_text()
+    assert new.count("## Model size") == 1 and new.count("## Citation") == 1
+    import keras
+
+    model = keras.saving.load_model(folder, compile=False)
+    assert f"| parameters | {model.count_params():,} |" in new
+    assert f"| GMACs per image (forward) | {count_macs(model) / 1e9:.3f} |" in new
+    assert sha256_of(folder / "model.weights.h5") == get_pretrained_cfg(folder.name).sha256

@@ -109,8 +109,14 @@ def model_card(
     preprocessing: str,
     extra: Mapping[str, Any] | None = None,
     notes: str = "",
+    params: int | None = None,
+    macs: int | None = None,
 ) -> str:
     """The README.md model card of a zoo folder (front matter + markdown body).
+
+    ``params`` and ``macs`` (multiply-accumulates of one forward pass) become the card's
+    "Model size" section; the "Citation" section holds the BibTeX of the papers behind
+    the architecture (``keras_gated.pretrained.citations``).
 
     ``metrics`` entries ``epochs``, ``backend``, ``strategy``, ``hardware``,
     ``wall_time_s`` and ``keras_version`` (written by ``training.train``) become the
@@ -176,7 +182,7 @@ model = keras.saving.load_model("hf://{HUB_ORG}/{weight_id}")
 Inputs are raw 0-255 pixels of shape {shape}; the preprocessing travels with the model
 ({preprocessing}). Classes: {", ".join(class_names) if class_names else classes}.
 
-## Training recipe
+{size_section(params, macs)}## Training recipe
 
 {recipe}
 
@@ -200,12 +206,74 @@ keras-gated evaluate {arch} --weights {tag} --dataset {tag}
 
 {dataset_note}
 
-## Files
+{citation_section(arch)}## Files
 
 `config.json`, `metadata.json`, `model.weights.h5` (Keras save format), this card,
 `metrics.json` and the training log.
 """
     return f"---\n{data.to_yaml()}\n---\n{body}"
+
+
+SIZE_HEADING = "Model size"
+CITATION_HEADING = "Citation"
+
+
+def size_section(params: int | None, macs: int | None) -> str:
+    """The card's "Model size" section (empty when nothing was counted)."""
+    if params is None and macs is None:
+        return ""
+    rows = []
+    if params is not None:
+        rows.append(f"| parameters | {params:,} |")
+    if macs is not None:
+        rows.append(f"| GMACs per image (forward) | {macs / 1e9:.3f} |")
+    return (f"## {SIZE_HEADING}\n\n| | |\n| --- | --- |\n" + "\n".join(rows)
+            + "\n\nMACs counted layer by layer with `keras_gated.flops.count_macs` at the "
+            "input shape above.\n\n")
+
+
+def citation_section(arch: str) -> str:
+    """The card's "Citation" section: BibTeX of the papers behind ``arch``."""
+    from keras_gated.pretrained.citations import bibtex
+
+    entries = bibtex(arch)
+    return f"## {CITATION_HEADING}\n\n```bibtex\n{entries}\n```\n\n" if entries else ""
+
+
+def set_card_section(card_text: str, heading: str, section: str, before: str) -> str:
+    """``card_text`` with its level-2 section ``heading`` replaced by ``section`` (the
+    whole section text, heading included), or inserted before the level-2 heading
+    ``before`` when it has none."""
+    found = re.search(rf"(?m)^## {re.escape(heading)}\n", card_text)
+    if found:
+        following = re.compile(r"(?m)^## ").search(card_text, found.end())
+        stop = following.start() if following else len(card_text)
+        return card_text[:found.start()] + section + card_text[stop:]
+    anchor = re.search(rf"(?m)^## {re.escape(before)}$", card_text)
+    if anchor is None:
+        raise ValueError(f"The card has no '## {before}' section to insert '{heading}' before.")
+    return card_text[:anchor.start()] + section + card_text[anchor.start():]
+
+
+def refresh_card_facts(folder: str | os.PathLike) -> None:
+    """Write the "Model size" (counted from the folder's model) and "Citation" sections
+    into a zoo folder's card; the weights and their sha256 pin are untouched."""
+    from keras_gated.flops import count_macs
+
+    folder = Path(folder)
+    card_path = folder / CARD_FILE
+    if not card_path.is_file():
+        raise ValueError(f"{folder} has no model card ({CARD_FILE}): not a zoo folder.")
+    from huggingface_hub import ModelCard
+
+    info = ModelCard.load(card_path).data.to_dict().get(CARD_KEY) or {}
+    arch = str(info.get("weight_id", folder.name)).partition(".")[0]
+    model = keras.saving.load_model(folder, compile=False)
+    text = card_path.read_text()
+    text = set_card_section(text, SIZE_HEADING, size_section(model.count_params(),
+                                                             count_macs(model)), "Training recipe")
+    text = set_card_section(text, CITATION_HEADING, citation_section(arch), "Files")
+    card_path.write_text(text)
 
 
 def _without_training_state(model: keras.Model) -> keras.Model:
@@ -283,6 +351,7 @@ def save_zoo_folder(
         The folder.
     """
     from keras_gated.class_names import CLASS_NAMES
+    from keras_gated.flops import count_macs
 
     if not is_weight_id(weight_id):
         raise ValueError(f"`weight_id` must be `name.tag` in lower case, got {weight_id!r}.")
@@ -329,6 +398,8 @@ def save_zoo_folder(
         preprocessing=describe_preprocessing(model),
         extra=extra,
         notes=notes,
+        params=model.count_params(),
+        macs=count_macs(model),
     )
     (folder / CARD_FILE).write_text(card)
     if training_log is not None:
