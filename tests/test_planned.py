@@ -25,16 +25,28 @@ def test_planned_ids_are_registered_models_with_known_recipes():
         assert weight_id not in kg.list_models(pretrained=True)
 
 
-def test_asking_for_a_planned_checkpoint_explains_how_to_train_it():
+@pytest.mark.parametrize("weight_id", PLANNED)
+def test_asking_for_planned_weights_gives_a_command_that_trains_them(weight_id):
+    """The error carries a training command that the training CLI accepts and that trains
+    this architecture on this data with the plan's recipe and budget, plus the plan's
+    expected number and its compute estimate."""
+    import shlex
+
+    from keras_gated.pretrained.planned import compute_estimate
+    from training.train import build_parser
+
+    cfg = get_pretrained_cfg(weight_id)
     with pytest.raises(PlannedWeightsError) as error:
-        kg.GResNet110(weights="cifar10")
+        kg.create_model(cfg.arch, weights=cfg.tag, **cfg.plan.model_kwargs)
     message = str(error.value)
-    assert "planned, not released" in message
-    assert "python -m training.train --model gresnet110 --dataset cifar10 --recipe preact_cifar" in message
-    assert "SGD(momentum=0.9, nesterov)" in message and "164 epochs" in message
-    assert "6.4 %" in message and "--epochs 164" in message
-    assert "estimate:" in message and "GPU-hours" in message
-    assert "0.25 GMACs per image" in message
+    command = next(line for line in message.splitlines() if "python -m training.train" in line)
+    argv = shlex.split(command.split("python -m training.train", 1)[1])
+    args = build_parser().parse_args(argv)
+    assert (args.model, args.dataset, args.recipe) == (cfg.arch, cfg.tag, cfg.plan.recipe)
+    assert args.epochs == cfg.plan.epochs and args.strategy == cfg.plan.strategy
+    assert get_recipe(cfg.plan.recipe).with_epochs(cfg.plan.epochs).describe() in message
+    assert cfg.plan.expect in message and compute_estimate(cfg).describe() in message
+    assert cfg.plan.missing in message
 
 
 @pytest.mark.parametrize("weight_id", [
