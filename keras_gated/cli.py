@@ -67,6 +67,8 @@ def _cmd_info(args: argparse.Namespace) -> int:
     print(f"family:      {entry.family}")
     print(f"description: {entry.description}")
     print(f"arguments:   {entry.kwargs}")
+    print(f"recipe:      {entry.default_recipe or 'none (pass --recipe)'} "
+          "(python -m training.train's default)")
     if args.params:
         import numpy as np
 

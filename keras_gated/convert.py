@@ -7,7 +7,7 @@ Three source layouts, each the parameter names of the code a family follows:
   into ``ResNet50`` or ``GResNet50``.
 * ``"wrn"``: the functional parameter dict of the Wide ResNet authors' PyTorch code —
   ``conv0``, ``group0.block0.{bn0,conv0,bn1,conv1,convdim}``, ``bn``, ``fc`` — into
-  ``WideResNet(n, k)`` or ``GWideResNet(n, k)``.
+  ``WideResNet(n, widen_factor)`` or ``GWideResNet(n, widen_factor)``.
 * ``"fbresnet"``: a Torch7 pre-activation CIFAR ResNet (fb.resnet.torch's
   ``preresnet.lua`` for basic units, He's ``resnet-pre-act.lua`` for bottleneck units)
   with its ``nn.Sequential`` tree flattened into index paths, as a PyTorch state dict

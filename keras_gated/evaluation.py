@@ -103,8 +103,16 @@ def demo_images() -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:
     return images, labels, names
 
 
+def loaded_weights_label(model) -> str:
+    """What a model was loaded with, for a report: its weight id (``gresnet20.cifar10``),
+    the file or reference it was loaded from, or ``random weights``."""
+    cfg = getattr(model, "pretrained_cfg", None) or {}
+    return cfg.get("weight_id") or cfg.get("file") or "random weights"
+
+
 def run_demo(weights: str = "cifar10", out: TextIO | None = None) -> float:
-    """Classify the bundled images with ``gresnet20.cifar10``: top-3 per image, accuracy."""
+    """Classify the bundled images with GResNet20 and ``weights`` (``gresnet20.cifar10``
+    by default): top-3 per image, accuracy."""
     import sys
 
     from keras_gated.models import GResNet20
@@ -115,13 +123,14 @@ def run_demo(weights: str = "cifar10", out: TextIO | None = None) -> float:
     model = GResNet20(weights=weights)
     probs = np.asarray(model.predict(images.astype("float32"), verbose=0))
     top3 = decode_predictions(probs, top=3, model=model)
-    print(f"GResNet20 ({DEMO_WEIGHT_ID}) on {len(images)} bundled CIFAR-10 test images:", file=out)
+    loaded = loaded_weights_label(model)
+    print(f"GResNet20 ({loaded}) on {len(images)} bundled CIFAR-10 test images:", file=out)
     for i, (label, guesses) in enumerate(zip(labels, top3)):
         shown = ", ".join(f"{name} {p:.1%}" for _, name, p in guesses)
         mark = "ok " if guesses[0][0] == label else "MISS"
         print(f"  [{mark}] image {i:2d} ({names[label]:<10}) -> {shown}", file=out)
     accuracy = float(np.mean(probs.argmax(axis=1) == labels))
-    print(f"accuracy on these {len(images)} images: {accuracy:.1%} "
-          f"(full test set: keras-gated evaluate gresnet20 --weights cifar10 --dataset cifar10)",
-          file=out)
+    hint = (f" (full test set: keras-gated evaluate gresnet20 --weights {weights} --dataset "
+            "cifar10)" if weights is not None else "")
+    print(f"accuracy on these {len(images)} images: {accuracy:.1%}{hint}", file=out)
     return accuracy

@@ -17,7 +17,8 @@ import numpy as np
 
 # The throughput assumed for GPU-hour estimates: one NVIDIA A100 sustaining 25 TFLOP/s
 # (about 16 % of its TF32 tensor-core peak, typical of small-image convnets in practice).
-# An assumption, not a measurement: no GPU was available to measure it.
+# An assumed figure, not a measured one: every GPU-hour estimate is the counted training
+# FLOPs divided by it, so the estimates scale with it.
 ASSUMED_GPU = "NVIDIA A100 sustaining 25 TFLOP/s (assumed throughput)"
 ASSUMED_GPU_FLOPS = 25e12
 

@@ -18,7 +18,7 @@ references' zero padding of already-normalised images.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 
 
 @dataclass(frozen=True)
@@ -31,8 +31,9 @@ class Recipe:
     batch_size: int
     optimizer: str  # "sgd" (momentum, optionally Nesterov) or "nadam"
     learning_rate: float
-    momentum: float = 0.9
-    nesterov: bool = True
+    momentum: float = 0.9  # SGD's momentum (Nadam recipes do not use it)
+    nesterov: bool = True  # SGD with Nesterov momentum (Nadam's is always Nesterov)
+    beta_1: float = 0.9  # Nadam's β1, its first-moment decay (SGD recipes do not use it)
     lr_boundaries: tuple[float, ...] = ()  # fractions of the run where the LR changes
     lr_decay: float = 1.0  # the LR is multiplied by this at every boundary
     lr_epoch_decay: float = 1.0  # and by this after every epoch (exponential decay)
@@ -56,15 +57,12 @@ class Recipe:
     def lr_boundary_epochs(self) -> list[float]:
         return [round(f * self.epochs, 4) for f in self.lr_boundaries]
 
-    def to_dict(self) -> dict:
-        return asdict(self)
-
     def describe(self) -> str:
         """One line for logs and model cards."""
         opt = (
             f"SGD(momentum={self.momentum}{', nesterov' if self.nesterov else ''})"
             if self.optimizer == "sgd"
-            else f"Nadam(beta_1={self.momentum})"
+            else f"Nadam(beta_1={self.beta_1})"
         )
         if self.lr_boundaries:
             schedule = f"lr {self.learning_rate} x{self.lr_decay} at epochs {self.lr_boundary_epochs()}"
@@ -103,8 +101,8 @@ RG_MNIST_FC = _add(Recipe(
     batch_size=128,
     optimizer="nadam",
     learning_rate=0.002,
-    momentum=0.9,
-    notes="Adam with Nesterov momentum (Nadam), lr 0.002 and momentum 0.9 fixed, no decay; "
+    beta_1=0.9,
+    notes="Adam with Nesterov momentum (Nadam), lr 0.002 and momentum (β1) 0.9 fixed, no decay; "
     "pixels / 255.",
 ))
 
@@ -229,27 +227,9 @@ FINETUNE = _add(Recipe(
     "override with --recipe.",
 ))
 
-DEFAULT_RECIPE_BY_FAMILY = {
-    "fc": "rg_mnist_fc",
-    "preact_resnet": "preact_cifar",
-    "gresnet": "preact_cifar",
-    "wide_resnet": "wrn_cifar",
-    "gwide_resnet": "wrn_cifar",
-    "highway_net": "highway_cifar",
-    "imagenet": "imagenet_resnet",
-}
-
-
 def get_recipe(name: str) -> Recipe:
+    """The recipe called ``name``. A model's default is its registry entry's
+    ``default_recipe`` (``keras_gated.get_model_entry(name).default_recipe``)."""
     if name not in RECIPES:
         raise ValueError(f"Unknown recipe {name!r}. Recipes: {', '.join(RECIPES)}.")
     return RECIPES[name]
-
-
-def default_recipe(family: str) -> Recipe:
-    if family not in DEFAULT_RECIPE_BY_FAMILY:
-        raise ValueError(
-            f"No default recipe for the {family!r} family; pass --recipe "
-            f"({', '.join(RECIPES)})."
-        )
-    return RECIPES[DEFAULT_RECIPE_BY_FAMILY[family]]

@@ -18,7 +18,7 @@ import dataclasses
 import difflib
 import fnmatch
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,13 +29,17 @@ from keras_gated.pretrained.config import split_weight_id
 
 @dataclass(frozen=True)
 class ModelEntry:
-    """A registered architecture: its constructor and the arguments that define it."""
+    """A registered architecture: its constructor, the arguments that define it, and what
+    training needs to know about it."""
 
     name: str
     constructor: Callable[..., keras.Model]
     kwargs: dict = field(default_factory=dict)
     family: str = ""
     description: str = ""
+    default_recipe: str | None = None  # a recipe of keras_gated.recipes (training's default)
+    supports_dropout: bool = False  # the constructor takes `dropout` (a recipe's rate goes there)
+    slow: bool = False  # too heavy to build in the default test run (ImageNet size, very deep)
 
     def build(self, **overrides: Any) -> keras.Model:
         return self.constructor(**{**self.kwargs, **overrides})
@@ -50,17 +54,102 @@ def register_model(
     *,
     family: str = "",
     description: str = "",
+    default_recipe: str | None = None,
+    slow: bool = False,
     **kwargs: Any,
 ) -> ModelEntry:
-    """Register ``constructor(**kwargs)`` under ``name`` (lower case, unique)."""
+    """Register ``constructor(**kwargs)`` under ``name`` (lower case, unique).
+
+    A family registers its models with ``register_family``, which derives each name from
+    the function its builder names models with; ``register_model`` adds a single one.
+    """
+    entry = _add_entry(name, constructor, family, description, default_recipe, slow, kwargs)
+    _register_family_cfgs(constructor)
+    return entry
+
+
+def _add_entry(name, constructor, family, description, default_recipe, slow, kwargs) -> ModelEntry:
     if name != name.lower() or "." in name:
         raise ValueError(f"Model names are lower case without dots, got {name!r}.")
     if name in _REGISTRY:
         raise ValueError(f"A model named {name!r} is already registered.")
-    entry = ModelEntry(name, constructor, dict(kwargs), family, description)
+    entry = ModelEntry(
+        name,
+        constructor,
+        dict(kwargs),
+        family,
+        description,
+        default_recipe=default_recipe,
+        supports_dropout=_takes_dropout(constructor),
+        slow=bool(slow),
+    )
     _REGISTRY[name] = entry
-    _register_family_cfgs(constructor)
     return entry
+
+
+def register_family(
+    family: str,
+    constructor: Callable[..., keras.Model],
+    *,
+    arch_name: Callable[..., str],
+    configs: Iterable[dict[str, Any]] = ({},),
+    description: str | Callable[..., str] = "",
+    default_recipe: str | None = None,
+    slow: bool | Callable[..., bool] = False,
+) -> list[ModelEntry]:
+    """Register one model of ``family`` per config: ``constructor(**config)``.
+
+    Args:
+        family: the family's name (``"gresnet"``), shown by ``keras-gated info``.
+        constructor: the public constructor the configs are passed to.
+        arch_name: ``arch_name(**config)`` is the registered name. The family's builder
+            names its models with the same function (``build_application(arch=...)``),
+            so a built model, its registry entry and its weight ids (``name.tag``)
+            always agree.
+        configs: the constructor arguments of each registered model.
+        description: one line per model; a string is formatted with the config
+            (``"Gated ResNet-{depth}"``), a function is called with it.
+        default_recipe: the recipe ``python -m training.train`` uses without
+            ``--recipe`` (a name of ``keras_gated.recipes.RECIPES``).
+        slow: True (or a function of the config returning True) for models too heavy
+            to build in the default test run; the tests over ``list_models()`` mark them
+            slow.
+
+    The released-weight configs of the family, if any, are the data file beside the
+    constructor's module (``preact_resnet.py`` -> ``preact_resnet.json``).
+    """
+    entries = []
+    for config in configs:
+        config = dict(config)
+        text = description(**config) if callable(description) else description.format(**config)
+        is_slow = slow(**config) if callable(slow) else slow
+        entries.append(
+            _add_entry(arch_name(**config), constructor, family, text, default_recipe,
+                       is_slow, config)
+        )
+    _register_family_cfgs(constructor)
+    return entries
+
+
+def unregister_model(name: str) -> ModelEntry:
+    """Remove ``name`` from the registry (tests that register throw-away models)."""
+    return _REGISTRY.pop(name)
+
+
+def unregister_family(family: str) -> list[ModelEntry]:
+    """Remove every model of ``family`` from the registry."""
+    return [_REGISTRY.pop(name) for name in [n for n, e in _REGISTRY.items() if e.family == family]]
+
+
+def _takes_dropout(constructor: Callable[..., keras.Model]) -> bool:
+    """Whether ``constructor`` accepts ``dropout`` (a public constructor lists its
+    arguments in ``valid_arguments``)."""
+    import inspect
+
+    valid = getattr(constructor, "valid_arguments", None)
+    if valid is None:
+        valid = inspect.signature(constructor).parameters
+    return "dropout" in valid
 
 
 def _register_family_cfgs(constructor: Callable[..., keras.Model]) -> None:
@@ -69,7 +158,7 @@ def _register_family_cfgs(constructor: Callable[..., keras.Model]) -> None:
     import sys
     from pathlib import Path
 
-    from keras_gated.pretrained.registry import register_cfg_file
+    from keras_gated.pretrained import register_cfg_file
 
     module_file = getattr(sys.modules.get(constructor.__module__), "__file__", None)
     if module_file is None:

@@ -2,8 +2,8 @@
 Keras's ``hf://`` support) talk to it over HTTP on 127.0.0.1.
 
 It implements exactly the endpoints huggingface_hub 2.4.0 calls for create_repo,
-upload_folder, hf_hub_download, snapshot_download and list_repo_files (see
-``../shared/reference/ecosystem.md`` §3), in memory:
+upload_folder, hf_hub_download, snapshot_download and list_repo_files (as that client's
+``HfApi`` and ``file_download`` modules build their URLs), in memory:
 
     POST /api/repos/create                         create (409 if it exists)
     POST /api/validate-yaml                        model-card front matter check

@@ -56,6 +56,9 @@ def test_demo_prints_top3_and_accuracy(tmp_path):
     assert len([line for line in lines if "-> " in line]) == 20
     assert all(line.count("%") == 3 for line in lines if "-> " in line)
     assert f"accuracy on these 20 images: {accuracy:.1%}" in lines[-1]
+    # The report names the weights it loaded, not the released ones.
+    assert lines[0].startswith(f"GResNet20 ({path}) on 20 bundled")
+    assert "gresnet20.cifar10" not in out.getvalue()
 
 
 @pytest.mark.skipif(

@@ -5,7 +5,9 @@ import numpy as np
 import pytest
 
 from training.optim import learning_rate_schedule, make_optimizer
-from keras_gated.recipes import RECIPES, default_recipe, get_recipe
+import keras_gated as kg
+from keras_gated.recipes import RECIPES, Recipe, get_recipe
+from training.train import recipe_settings
 
 
 def test_every_recipe_names_its_table():
@@ -22,8 +24,13 @@ def test_paper_settings():
     wrn = get_recipe("wrn_cifar")
     assert wrn.lr_boundaries == (0.3, 0.6, 0.8) and wrn.lr_decay == 0.2
     assert (wrn.weight_decay, wrn.dropout, wrn.epochs, wrn.pad_mode) == (5e-4, 0.3, 200, "reflect")
-    assert default_recipe("gresnet").name == "preact_cifar"
-    assert default_recipe("gwide_resnet").name == "wrn_cifar"
+    assert kg.get_model_entry("gresnet20").default_recipe == "preact_cifar"
+    assert kg.get_model_entry("gwrn_16_2").default_recipe == "wrn_cifar"
+
+
+@pytest.mark.parametrize("name", kg.list_models())
+def test_every_model_has_an_existing_default_recipe(name):
+    assert get_recipe(kg.get_model_entry(name).default_recipe).name in RECIPES
 
 
 def test_epochs_scale_the_schedule():
@@ -43,6 +50,22 @@ def test_optimizers():
     assert isinstance(sgd, keras.optimizers.SGD) and sgd.nesterov and sgd.momentum == 0.9
     nadam = make_optimizer(get_recipe("rg_mnist_fc"), 469)
     assert isinstance(nadam, keras.optimizers.Nadam) and nadam.beta_1 == 0.9
+    # SGD's momentum and Nadam's β1 are separate fields: each optimiser reads its own.
+    both = dict(batch_size=8, epochs=1, learning_rate=0.1, momentum=0.5, beta_1=0.7, table="")
+    assert make_optimizer(Recipe(name="s", optimizer="sgd", **both), 1).momentum == 0.5
+    assert make_optimizer(Recipe(name="n", optimizer="nadam", **both), 1).beta_1 == 0.7
+    assert "Nadam(beta_1=0.7)" in Recipe(name="n", optimizer="nadam", **both).describe()
+
+
+def test_recorded_recipe_settings_keep_their_keys():
+    """Runs record the recipe under the keys they always had (a run resumes only when its
+    settings equal the recorded ones): the optimiser's coefficient is "momentum"."""
+    for name in ("rg_mnist_fc", "preact_cifar"):
+        settings = recipe_settings(get_recipe(name))
+        assert "beta_1" not in settings and settings["momentum"] == 0.9
+    nadam = Recipe(name="n", table="", epochs=1, batch_size=8, optimizer="nadam",
+                   learning_rate=0.1, beta_1=0.7)
+    assert recipe_settings(nadam)["momentum"] == 0.7
 
 
 def test_unknown_recipe():

@@ -1,21 +1,49 @@
-"""The timm-style registry: names, listing, creation, errors."""
+"""The timm-style registry: names, listing, creation, errors, and what every entry holds."""
+
+import inspect
+import re
+from pathlib import Path
 
 import pytest
 
 import keras_gated as kg
+from keras_gated.recipes import RECIPES
+from keras_gated.registry import (
+    get_model_entry,
+    register_family,
+    register_model,
+    unregister_family,
+    unregister_model,
+)
 from tests.helpers import trainable_count
 
-EXPECTED_NAMES = [
-    "gresnet20", "gresnet110", "gresnet1001", "preactresnet164", "gwrn_28_10", "wrn_28_10",
-    "gwrn_16_2", "gresnetfc10", "gresnetfc50", "plainnet50", "gplainnet10", "resnetfc100",
-    "highwayfc100", "highwaynet", "highwaynet50", "highwaynet50_full", "resnet50",
-]
+README = Path(__file__).resolve().parents[1] / "README.md"
 
 
-def test_every_documented_name_is_registered():
-    names = kg.list_models()
-    missing = [n for n in EXPECTED_NAMES if n not in names]
-    assert not missing
+def documented_names() -> set[str]:
+    """The model names the README uses: ``create_model("...")``, ``--model ...`` and the
+    architecture of every weight id in backticks."""
+    text = README.read_text()
+    names = set(re.findall(r'create_model\("([a-z0-9_]+)', text))
+    names |= set(re.findall(r"--model ([a-z0-9_]+)", text))
+    names |= set(re.findall(r"`([a-z0-9_]+)\.(?:cifar10|cifar100|fashion_mnist|mnist)`", text))
+    return names
+
+
+def test_every_name_the_readme_uses_is_registered():
+    names = documented_names()
+    assert len(names) >= 5  # the README's commands and zoo tables
+    assert not sorted(names - set(kg.list_models()))
+
+
+@pytest.mark.parametrize("name", kg.list_models())
+def test_entry_holds_what_training_and_listing_need(name):
+    entry = get_model_entry(name)
+    assert entry.name == name and entry.family and entry.description
+    assert entry.default_recipe in RECIPES
+    signature = inspect.signature(entry.constructor)
+    signature.bind(**entry.kwargs)  # the registered arguments are the constructor's
+    assert entry.supports_dropout == ("dropout" in signature.parameters)
 
 
 def test_pattern_filter_and_natural_order():
@@ -44,6 +72,53 @@ def test_weight_id_with_no_released_weights():
         kg.create_model("gwrn_40_4.cifar10")
 
 
-def test_registered_entry_knows_its_family():
-    entry = kg.get_model_entry("gplainnet50")
+def test_registered_entry_knows_its_family_and_training_defaults():
+    entry = get_model_entry("gplainnet50")
     assert entry.family == "fc" and entry.kwargs == {"depth": 50}
+    assert entry.default_recipe == "rg_mnist_fc" and not entry.supports_dropout
+    wrn = get_model_entry("gwrn_28_10")
+    assert wrn.kwargs == {"n": 4, "widen_factor": 10} and wrn.supports_dropout and wrn.slow
+    assert not get_model_entry("gresnet20").slow and get_model_entry("resnet50").slow
+
+
+def _tiny(depth: int = 1, width: int = 4, classes: int = 10, name: str | None = None):
+    """A stand-in constructor: registration never builds a model."""
+    raise AssertionError("not built in these tests")
+
+
+def test_register_family_names_every_config_with_one_function():
+    calls = []
+
+    def arch_name(depth, width=4):
+        calls.append((depth, width))
+        return f"tinyreg{depth}" + ("" if width == 4 else f"_w{width}")
+
+    try:
+        entries = register_family(
+            "tinyreg", _tiny, arch_name=arch_name,
+            configs=[{"depth": 1}, {"depth": 2, "width": 8}],
+            description="Tiny net, {depth} layers", default_recipe="rg_mnist_fc",
+            slow=lambda depth, width=4: width > 4,
+        )
+        assert [e.name for e in entries] == ["tinyreg1", "tinyreg2_w8"] == kg.list_models("tinyreg*")
+        assert calls == [(1, 4), (2, 8)]
+        assert get_model_entry("tinyreg2_w8").kwargs == {"depth": 2, "width": 8}
+        assert get_model_entry("tinyreg1").description == "Tiny net, 1 layers"
+        assert [e.slow for e in entries] == [False, True]
+        assert not entries[0].supports_dropout
+        with pytest.raises(ValueError, match="already registered"):
+            register_model("tinyreg1", _tiny)
+    finally:
+        removed = unregister_family("tinyreg")
+    assert len(removed) == 2 and kg.list_models("tinyreg*") == []
+
+
+def test_unregister_model_and_name_rules():
+    with pytest.raises(ValueError, match="lower case without dots"):
+        register_model("Tiny", _tiny)
+    with pytest.raises(ValueError, match="lower case without dots"):
+        register_model("tiny.v1", _tiny)
+    register_model("tinyone", _tiny, family="tinyone")
+    assert kg.is_model("tinyone")
+    unregister_model("tinyone")
+    assert not kg.is_model("tinyone")

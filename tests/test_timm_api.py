@@ -13,41 +13,11 @@ import keras_gated as kg
 from keras_gated.registry import get_model_entry
 from keras_gated.pretrained import get_pretrained_cfg, list_pretrained, tags_for
 from tests.helpers import to_numpy
+from tests.models.test_families import registered_models
 
-# Too slow to build on every run: the ImageNet-sized nets, the deepest and the widest CIFAR
-# nets and the deep FC nets (their families are covered by their smaller members).
-SLOW = {
-    "gresnet110", "gresnet164", "gresnet1001",
-    "preactresnet110", "preactresnet164", "preactresnet1001",
-    "wrn_16_8", "wrn_28_10", "wrn_40_10", "gwrn_16_8", "gwrn_28_10", "gwrn_40_10",
-}
-SLOW_FAMILIES = {"imagenet"}
-
-
-def _is_slow(name: str) -> bool:
-    entry = get_model_entry(name)
-    deep_fc = entry.family == "fc" and entry.kwargs.get("depth", 0) >= 50
-    return name in SLOW or entry.family in SLOW_FAMILIES or deep_fc
-
-
-MODELS = [
-    pytest.param(name, marks=pytest.mark.skip(reason="too slow to build here; its family is tested"))
-    if _is_slow(name) else name
-    for name in kg.list_models()
-]
-# The stride of each stage's feature map, per convolutional family (input size / map size).
-STAGE_REDUCTIONS = {
-    "preact_resnet": [1, 2, 4],
-    "gresnet": [1, 2, 4],
-    "wide_resnet": [1, 2, 4],
-    "gwide_resnet": [1, 2, 4],
-    "highway_net": [1, 2, 4],
-}
-CIFAR_SMALL = (16, 16, 3)  # the smallest size with the same stage strides, for speed
-
-
-def _small_kwargs(name: str) -> dict:
-    return {} if get_model_entry(name).family == "fc" else {"input_shape": CIFAR_SMALL}
+# Every registered name; entries the registry marks slow (ImageNet size, 110+ layers,
+# WRN-16-8 and wider, the 50- and 100-layer FC nets) run with `-m slow`.
+MODELS = registered_models()
 
 
 def _pixels(model, batch: int = 2, seed: int = 0) -> np.ndarray:
@@ -64,7 +34,8 @@ def _backbone_values(model) -> dict[str, np.ndarray]:
 
 @pytest.mark.parametrize("name", MODELS)
 def test_timm_model_api(name):
-    model = kg.create_model(name, **_small_kwargs(name))
+    model = kg.create_model(name)
+    assert model.name == name  # the builder names its model as the registry does
     assert model.pretrained_cfg is None and model.num_classes == 10
     x = _pixels(model)
     expected = to_numpy(model(x, training=False))
@@ -88,18 +59,21 @@ def test_timm_model_api(name):
     assert headless.num_classes == 0
     np.testing.assert_allclose(to_numpy(headless(x, training=False)), pooled, rtol=1e-5, atol=1e-6)
 
-    # features_only: one output per stage, at the stage strides (FC nets have none).
-    family = get_model_entry(name).family
-    if family == "fc":
+    # features_only: one output per stage, at the stage strides; a net whose features
+    # are a vector (fully-connected) has no feature maps.
+    if len(features.shape) == 2:
         with pytest.raises(ValueError, match="fully-connected"):
             kg.create_model(name, features_only=True)
         return
-    backbone = kg.create_model(name, features_only=True, **_small_kwargs(name))
-    assert [info["reduction"] for info in backbone.feature_info] == STAGE_REDUCTIONS[family]
+    backbone = kg.create_model(name, features_only=True)
+    reductions = [info["reduction"] for info in backbone.feature_info]
+    assert reductions == sorted(reductions) and reductions[0] >= 1
     maps = backbone(x)
+    height, width = x.shape[1:3]
     assert [tuple(m.shape[1:3]) for m in maps] == [
-        (16 // r, 16 // r) for r in STAGE_REDUCTIONS[family]
+        (-(-height // r), -(-width // r)) for r in reductions
     ]
+    assert [m.shape[-1] for m in maps] == [info["num_chs"] for info in backbone.feature_info]
 
 
 def test_features_only_out_indices():

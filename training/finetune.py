@@ -25,7 +25,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from training.cli import command_line, positive_float, positive_int, run_main
+from training.arguments import command_line, positive_float, positive_int, run_main
 
 # A weight id is ``name.tag`` in lower case (as keras_gated.pretrained requires).
 WEIGHT_ID = re.compile(r"^[a-z0-9_]+\.[a-z0-9_]+$")

@@ -128,8 +128,10 @@ def fit_resumable(model: keras.Model, train, test, *, epochs: int, out: Path, ve
 
 
 def evaluate_metrics(model: keras.Model, test, test_info, out: Path, extra: dict) -> dict:
-    """Test accuracy of ``model`` and the record of the run (schema of DESIGN §5 + extras),
-    for ``write_metrics``."""
+    """The record of a finished run, for ``write_metrics``: the test accuracy of ``model``
+    with the split and data it was measured on, ``extra`` (command, model, recipe...),
+    then the backend, hardware, accumulated wall time and Keras version. The release tool
+    and the model card read these keys."""
     _, accuracy = model.evaluate(test, verbose=0)
     metrics = {
         "test_accuracy": round(float(accuracy), 4),

@@ -70,5 +70,5 @@ def make_optimizer(recipe: Recipe, steps_per_epoch: int) -> keras.optimizers.Opt
     if recipe.optimizer == "sgd":
         return keras.optimizers.SGD(lr, momentum=recipe.momentum, nesterov=recipe.nesterov)
     if recipe.optimizer == "nadam":
-        return keras.optimizers.Nadam(lr, beta_1=recipe.momentum)
+        return keras.optimizers.Nadam(lr, beta_1=recipe.beta_1)
     raise ValueError(f"Unknown recipe `optimizer`={recipe.optimizer!r}. Allowed: sgd, nadam.")

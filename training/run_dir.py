@@ -20,7 +20,7 @@ import fcntl
 import json
 import os
 import shutil
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -219,11 +219,12 @@ def open_run_folder(out: Path) -> Iterator[Path]:
 
 
 # --- which run the folder holds ----------------------------------------------------------
-def _flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
-    """``{"recipe": {"lr": 0.1}}`` -> ``{"recipe.lr": 0.1}``: one entry per setting."""
+def _flatten(data: Mapping[str, Any], prefix: str = "", whole: Collection[str] = ()) -> dict[str, Any]:
+    """``{"recipe": {"lr": 0.1}}`` -> ``{"recipe.lr": 0.1}``: one entry per setting
+    (the top-level keys in ``whole`` stay one entry: their value is compared as a whole)."""
     flat: dict[str, Any] = {}
     for key, value in data.items():
-        if isinstance(value, Mapping):
+        if isinstance(value, Mapping) and not (not prefix and key in whole):
             flat.update(_flatten(value, f"{prefix}{key}."))
         else:
             flat[f"{prefix}{key}"] = value
@@ -235,23 +236,36 @@ def _normalised(fingerprint: Mapping[str, Any]) -> dict:
     return json.loads(json.dumps(fingerprint))
 
 
-def differences(stored: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
+def differences(stored: Mapping[str, Any], new: Mapping[str, Any],
+                defaults: Mapping[str, Any] | None = None) -> list[str]:
     """``"field: stored X, now Y"`` for every setting of ``new`` that ``stored`` has
-    otherwise (settings ``new`` lacks are not compared)."""
-    old, now = _flatten(_normalised(stored)), _flatten(_normalised(new))
+    otherwise (settings ``new`` lacks are not compared).
+
+    ``defaults``: settings added to runs after some were recorded, at the value a run had
+    before (e.g. ``{"lr": None, "model_args": {}}``): a stored fingerprint without one
+    of them compares as if it held that value. Their values are compared whole (a dict of
+    model arguments with one key fewer is a difference too).
+    """
+    defaults = _normalised(defaults or {})
+    whole = tuple(defaults)
+    old = _flatten({**defaults, **_normalised(stored)}, whole=whole)
+    now = _flatten(_normalised(new), whole=whole)
     return [f"{key}: stored {old[key]!r}, now {value!r}" if key in old
             else f"{key}: not stored, now {value!r}"
             for key, value in now.items() if key not in old or old[key] != value]
 
 
-def check_fingerprint(out: Path, fingerprint: Mapping[str, Any], prefix: str) -> None:
+def check_fingerprint(out: Path, fingerprint: Mapping[str, Any], prefix: str,
+                      defaults: Mapping[str, Any] | None = None) -> None:
     """Make sure a backup in ``out`` is this run's before it is resumed.
 
     ``fingerprint``: the settings that make a run (model, data, recipe, epochs, batch
     size, seed, model constructor arguments...). Without a backup the fingerprint is
     (re)written: nothing is resumed. With a backup it must equal the stored one, else a
     ``RunFolderError`` names the differences. A backup written before runs kept a
-    fingerprint is adopted with this launch's settings (and a line saying so).
+    fingerprint is adopted with this launch's settings (and a line saying so). A stored
+    fingerprint that lacks a setting of ``defaults`` compares as if it held the default
+    (``differences``), and is left as it is.
     """
     path = out / FINGERPRINT_FILE
     stored = read_json(path) if path.is_file() else None
@@ -260,7 +274,7 @@ def check_fingerprint(out: Path, fingerprint: Mapping[str, Any], prefix: str) ->
         print(f"{prefix} {out} holds a backup from before runs recorded their settings: "
               f"adopting this launch's settings ({path}).")
     elif has_backup(out):
-        changed = differences(stored, new)
+        changed = differences(stored, new, defaults)
         if changed:
             raise RunFolderError(
                 f"{out} holds the backup of another run ({'; '.join(changed)}): resuming it "
@@ -272,7 +286,8 @@ def check_fingerprint(out: Path, fingerprint: Mapping[str, Any], prefix: str) ->
         write_text_atomic(path, json.dumps(new, indent=2) + "\n")
 
 
-def finished_run(out: Path, fingerprint: Mapping[str, Any], epochs: int) -> dict | None:
+def finished_run(out: Path, fingerprint: Mapping[str, Any], epochs: int,
+                 defaults: Mapping[str, Any] | None = None) -> dict | None:
     """The metrics of a finished run in ``out`` that this launch would repeat, None when
     ``out`` holds no finished run.
 
@@ -284,7 +299,7 @@ def finished_run(out: Path, fingerprint: Mapping[str, Any], epochs: int) -> dict
         return None
     metrics = read_json(out / METRICS_FILE)
     if (out / FINGERPRINT_FILE).is_file():
-        changed = differences(read_json(out / FINGERPRINT_FILE), fingerprint)
+        changed = differences(read_json(out / FINGERPRINT_FILE), fingerprint, defaults)
     else:
         changed = differences({"model": metrics.get("model"), "epochs": metrics.get("epochs")},
                               {"model": fingerprint.get("model"), "epochs": epochs})

@@ -10,21 +10,82 @@ finished run it only reports. A launch with other settings neither resumes anoth
 backup nor rewrites a finished run: it is refused, naming the difference. While a run
 uses the folder, ``run.lock`` (an OS lock, gone with the process) refuses a second one.
 
-``best.keras`` is chosen on the test split (there is no separate validation split in
-these recipes); ``metrics.json`` reports the *last* epoch's model, so no number in it
-is selected on the test set.
+``best.keras`` is chosen on the validation data: the test split (the recipes have no
+validation split), or with ``--validation-split F`` the last fraction F of the training
+split, held out. ``metrics.json`` reports the *last* epoch's model, so no number in it
+is selected on the test set, and says which split ``val_*`` is (``val_split``).
+
+``--model-arg NAME=VALUE`` (repeatable) passes a constructor argument to the model
+(``k_init=0.5``, ``transform_bias=-3``), ``--lr`` replaces the recipe's base learning
+rate (the schedule's shape is kept). All three are settings of the run
+(``fingerprint.json``): a run is resumed only with the same values.
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
 import math
 from collections.abc import Sequence
 from pathlib import Path
 
-from training.cli import command_line, positive_int, run_main
+from training.arguments import command_line, positive_float, positive_int, run_main
 
 STRATEGY_CHOICES = ("default", "mirrored", "multiworker", "tpu", "dataparallel")
+
+# Constructor arguments the run sets from the data: not for --model-arg.
+DATA_MODEL_ARGS = ("classes", "input_shape")
+
+# The settings of a run recorded after the flags that give them were added, at their
+# values when the flag is not given: a fingerprint.json written before (that lacks them)
+# compares equal to a launch without those flags, so older runs still resume.
+FINGERPRINT_DEFAULTS = {"model_args": {}, "validation_split": None, "lr": None}
+
+
+def literal_or_string(text: str):
+    """A Python literal (``0.5``, ``-2``, ``True``, ``(1, 2)``, ``None``), else the text."""
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return text
+
+
+def model_arg(text: str) -> tuple[str, object]:
+    """argparse type of ``--model-arg``: ``NAME=VALUE`` -> ``(NAME, value)``."""
+    name, sep, value = text.partition("=")
+    name = name.strip()
+    if not sep or not name.isidentifier():
+        raise argparse.ArgumentTypeError(f"{text!r} is not NAME=VALUE (e.g. k_init=0.5)")
+    if name in DATA_MODEL_ARGS:
+        raise argparse.ArgumentTypeError(f"{name} is set from the data set, not by --model-arg")
+    return name, literal_or_string(value)
+
+
+def fraction(text: str) -> float:
+    """argparse type: a number strictly between 0 and 1."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0.0 < value < 1.0:
+        raise argparse.ArgumentTypeError(f"must be a fraction strictly between 0 and 1, got {text}")
+    return value
+
+
+def model_args(args: argparse.Namespace) -> dict:
+    """``--model-arg`` as a dict; a name given twice is refused (``ValueError``)."""
+    found: dict = {}
+    for name, value in getattr(args, "model_args", None) or []:
+        if name in found and found[name] != value:
+            raise ValueError(f"--model-arg {name} is given twice ({found[name]!r} and {value!r}).")
+        found[name] = value
+    return found
+
+
+def format_model_arg(name: str, value) -> str:
+    """``NAME=VALUE`` that ``model_arg`` parses back into the same value."""
+    text = value if isinstance(value, str) and literal_or_string(value) == value else repr(value)
+    return f"{name}={text}"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -41,6 +102,15 @@ def build_parser() -> argparse.ArgumentParser:
                    help="Keras backend (default: KERAS_BACKEND, else tensorflow)")
     p.add_argument("--out", help="output directory (default: runs/<model>.<dataset>)")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--model-arg", dest="model_args", action="append", type=model_arg, default=[],
+                   metavar="NAME=VALUE",
+                   help="a model constructor argument (repeatable), VALUE a Python literal or "
+                        "else a string: k_init=0.5, transform_bias=-2")
+    p.add_argument("--validation-split", type=fraction, metavar="FRACTION",
+                   help="hold out the last FRACTION of the training split as the validation "
+                        "data (val_* metrics, best.keras) instead of the test split")
+    p.add_argument("--lr", type=positive_float, metavar="LR",
+                   help="base learning rate instead of the recipe's (schedule shape unchanged)")
     p.add_argument("--precision", default="float32", choices=("float32", "mixed_bfloat16", "mixed_float16"),
                    help="Keras dtype policy; mixed precision is refused on a CPU that would "
                         "emulate it (it is several times slower there)")
@@ -56,18 +126,33 @@ def reproduce_command(args: argparse.Namespace, backend: str) -> str:
         value = getattr(args, flag)
         if value is not None and not (flag == "seed" and value == 0) and not (flag == "precision" and value == "float32"):
             parts += [f"--{flag.replace('_', '-')}", str(value)]
+    for name, value in model_args(args).items():
+        parts += ["--model-arg", format_model_arg(name, value)]
+    if getattr(args, "validation_split", None) is not None:
+        parts += ["--validation-split", str(args.validation_split)]
+    if getattr(args, "lr", None) is not None:
+        parts += ["--lr", str(args.lr)]
     if args.strategy != "default":
         parts += ["--strategy", args.strategy]
     return command_line("training.train", backend, parts)
 
 
 def _model_kwargs(entry, recipe, info) -> dict:
-    import inspect
-
     kwargs = {"classes": info.num_classes, "input_shape": info.image_shape}
-    if recipe.dropout is not None and "dropout" in inspect.signature(entry.constructor).parameters:
+    if recipe.dropout is not None and entry.supports_dropout:
         kwargs["dropout"] = recipe.dropout
     return kwargs
+
+
+def default_recipe_name(entry) -> str:
+    """The recipe a model trains with when ``--recipe`` is not given: its registry entry's."""
+    if entry.default_recipe is None:
+        from keras_gated.recipes import RECIPES
+
+        raise ValueError(
+            f"{entry.name} has no default recipe; pass --recipe ({', '.join(RECIPES)})."
+        )
+    return entry.default_recipe
 
 
 def dataset_key(dataset: str) -> str:
@@ -81,9 +166,16 @@ def recipe_settings(recipe) -> dict:
     """What of a recipe changes the training: its name and settings, without the epochs
     and batch size (recorded on their own) nor its prose (a reworded description must not
     stop a run from resuming)."""
-    settings = recipe.to_dict()
+    import dataclasses
+
+    settings = dataclasses.asdict(recipe)
     for key in ("table", "notes", "epochs", "batch_size"):
         settings.pop(key)
+    # The optimiser's coefficient is recorded under "momentum", Nadam's β1 included (the
+    # key runs have always used), so that a recorded run still resumes.
+    beta_1 = settings.pop("beta_1")
+    if recipe.optimizer == "nadam":
+        settings["momentum"] = beta_1
     return settings
 
 
@@ -92,10 +184,36 @@ def fingerprint(args: argparse.Namespace, recipe, batch_size: int) -> dict:
     constructor arguments are added once the data is loaded."""
     settings = {"model": args.model, "dataset": dataset_key(args.dataset),
                 "recipe": recipe_settings(recipe), "epochs": recipe.epochs,
-                "batch_size": batch_size, "seed": args.seed}
+                "batch_size": batch_size, "seed": args.seed,
+                "model_args": model_args(args),
+                "validation_split": getattr(args, "validation_split", None),
+                "lr": getattr(args, "lr", None)}
     if args.precision != "float32":
         settings["precision"] = args.precision
     return settings
+
+
+def split_validation(train_ds, train_info, fraction_held_out: float | None):
+    """``(train, train_info, val, val_info)``: the last ``fraction_held_out`` of the
+    training split (in the data set's fixed order) held out as validation data; without a
+    fraction, the training split unchanged and ``(None, None)``."""
+    import dataclasses
+
+    if fraction_held_out is None:
+        return train_ds, train_info, None, None
+    total = train_info.num_examples
+    held_out = int(round(total * fraction_held_out))
+    kept = total - held_out
+    if held_out < 1 or kept < 1:
+        raise ValueError(f"--validation-split {fraction_held_out} of {total} training examples "
+                         f"leaves {kept} for training and {held_out} for validation: both must "
+                         "be at least 1.")
+    val_info = dataclasses.replace(
+        train_info, num_examples=held_out,
+        note=f"train[{kept}:{total}] (the last {fraction_held_out:g} of the training split, "
+             "held out)")
+    train_info = dataclasses.replace(train_info, num_examples=kept)
+    return train_ds.take(kept), train_info, train_ds.skip(kept), val_info
 
 
 def set_precision(precision: str) -> None:
@@ -123,18 +241,21 @@ def run(args: argparse.Namespace) -> int:
     from training.optim import apply_weight_decay, make_optimizer
     from training.run_dir import check_fingerprint, check_run_files, finished_run, open_run_folder
     from keras_gated.fast_path import describe, describe_text
-    from keras_gated.recipes import default_recipe, get_recipe
+    from keras_gated.recipes import get_recipe
 
     backend = keras.backend.backend()
     entry = get_model_entry(args.model)
-    recipe = (get_recipe(args.recipe) if args.recipe else default_recipe(entry.family)).with_epochs(args.epochs)
+    recipe = get_recipe(args.recipe or default_recipe_name(entry)).with_epochs(args.epochs)
     batch_size = args.batch_size or recipe.batch_size
     recipe = dataclasses.replace(recipe, batch_size=batch_size)  # recorded as it is used
+    if args.lr is not None:
+        recipe = dataclasses.replace(recipe, learning_rate=args.lr)
+    extra_model_args = model_args(args)
     out = Path(args.out or f"runs/{args.model}.{Path(args.dataset).name}")
     settings = fingerprint(args, recipe, batch_size)
     with open_run_folder(out):
         check_run_files(out)
-        done = finished_run(out, settings, recipe.epochs)
+        done = finished_run(out, settings, recipe.epochs, defaults=FINGERPRINT_DEFAULTS)
         if done:
             print(f"{out} is already finished: test accuracy {done['test_accuracy']:.4f} after "
                   f"{recipe.epochs} epochs (delete {out / 'metrics.json'} to train again).")
@@ -145,11 +266,14 @@ def run(args: argparse.Namespace) -> int:
         keras.utils.set_random_seed(args.seed)
         train_ds, train_info = datasets.load(args.dataset, "train")
         test_ds, test_info = datasets.load(args.dataset, "test")
+        train_ds, train_info, val_ds, val_info = split_validation(
+            train_ds, train_info, args.validation_split)
         model_kwargs = _model_kwargs(entry, recipe, train_info)
-        check_fingerprint(out, {**settings, "model_kwargs": model_kwargs}, "[train]")
+        check_fingerprint(out, {**settings, "model_kwargs": model_kwargs}, "[train]",
+                          defaults=FINGERPRINT_DEFAULTS)
         steps_per_epoch = math.ceil(train_info.num_examples / batch_size)
         with distribute.scope(strategy):
-            model = entry.build(**model_kwargs)
+            model = entry.build(**{**model_kwargs, **extra_model_args})
             decayed = apply_weight_decay(model, recipe)
             model.compile(
                 optimizer=make_optimizer(recipe, steps_per_epoch),
@@ -162,23 +286,42 @@ def run(args: argparse.Namespace) -> int:
         test = make_pipeline(test_ds, recipe, training=False, batch_size=batch_size)
         train = distribute.shard_for_workers(train, strategy)
         test = distribute.shard_for_workers(test, strategy)
+        if val_ds is None:
+            val = test
+        else:
+            val = make_pipeline(val_ds, recipe, training=False, batch_size=batch_size)
+            val = distribute.shard_for_workers(val, strategy)
+        val_split = val_info.note if val_ds is not None else "test"
         print(f"[train] {args.model} on {args.dataset} ({train_info.num_examples} train / "
               f"{test_info.num_examples} test), backend {backend}, strategy {args.strategy} "
               f"({distribute.num_replicas(strategy)} replicas)")
+        print(f"[train] val_* metrics and best.keras: {val_split} "
+              f"({val_info.num_examples if val_ds is not None else test_info.num_examples} images)")
+        if extra_model_args:
+            print(f"[train] model arguments: {extra_model_args}")
         print(f"[train] recipe {recipe.describe()}; {decayed} variables decayed")
         print(f"[train] fast path: {describe_text(model)}")
 
-        if not fit_resumable(model, train, test, epochs=recipe.epochs, out=out,
+        if not fit_resumable(model, train, val, epochs=recipe.epochs, out=out,
                              verbose=args.verbose, scope=distribute.scope(strategy)):
             return 1
-        metrics = evaluate_metrics(model, test, test_info, out, {
+        extra = {
             "command": reproduce_command(args, backend),
             "model": args.model,
             "epochs": recipe.epochs,
             "recipe": recipe.describe(),
             "strategy": args.strategy,
             "fast_path": describe(model),
-        })
+            "model_args": extra_model_args,
+            "lr": args.lr,
+            "validation_split": args.validation_split,
+            "val_split": val_split,
+        }
+        if val_ds is not None:
+            _, val_accuracy = model.evaluate(val, verbose=0)
+            extra["val_num_examples"] = val_info.num_examples
+            extra["val_accuracy"] = round(float(val_accuracy), 4)
+        metrics = evaluate_metrics(model, test, test_info, out, extra)
         write_metrics(out, metrics)
     print(f"[train] test accuracy {metrics['test_accuracy']:.4f} ({test_info.num_examples} "
           f"images); wrote {out / 'metrics.json'}")

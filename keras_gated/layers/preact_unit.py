@@ -25,6 +25,7 @@ Dropout (Wide ResNets) sits after the last BN-ReLU, before the last convolution.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import keras
@@ -211,8 +212,9 @@ class PreActUnit(keras.layers.Layer):
             return self.projection(x)
         return zeropad_shortcut(x, self.filters, self.strides)
 
-    def residual(self, x, training=None):
-        """f_r(x) and s(x): the branch output and the shortcut output."""
+    def branch_and_shortcut(self, x, training=None):
+        """(f_r(x), s(x)): the residual branch's output and the shortcut's output, before
+        they are added (or gated and added)."""
         last = len(self.convs) - 1
         if self.batch_norm:
             pre = ops.relu(self.norms[0](x, training=training))
@@ -236,10 +238,20 @@ class PreActUnit(keras.layers.Layer):
         return r, shortcut
 
     def call(self, x, training=None):
-        r, shortcut = self.residual(x, training=training)
+        r, shortcut = self.branch_and_shortcut(x, training=training)
         if self.residual_gate is not None:
             return self.residual_gate([r, shortcut])
         return r + shortcut
+
+    def residual(self, x, training=None):
+        """Deprecated: the former name of ``branch_and_shortcut``."""
+        warnings.warn(
+            "PreActUnit.residual() is deprecated: it returns the branch and the shortcut; "
+            "call PreActUnit.branch_and_shortcut().",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return self.branch_and_shortcut(x, training=training)
 
     def compute_output_shape(self, input_shape):
         return strided_output_shape(input_shape, self.strides, self.filters)

@@ -37,6 +37,7 @@ import dataclasses
 import functools
 import inspect
 import os
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -216,6 +217,39 @@ def public_constructor(
 def arguments_of(constructor: Callable, *without: str) -> tuple[str, ...]:
     """The valid arguments of a decorated constructor, less ``without`` (fixed ones)."""
     return tuple(a for a in constructor.valid_arguments if a not in without)
+
+
+def renamed_arguments(**renamed: str) -> Callable[[Callable], Callable]:
+    """Accept the former keyword names of a public constructor's arguments
+    (``old="new"``), with a DeprecationWarning naming the new one.
+
+    Apply it above ``public_constructor``: the signature shown and the call recorded are
+    the new names'.
+    """
+
+    def decorate(constructor: Callable[..., keras.Model]) -> Callable[..., keras.Model]:
+        @functools.wraps(constructor)
+        def wrapper(*args: Any, **kwargs: Any) -> keras.Model:
+            for old, new in renamed.items():
+                if old not in kwargs:
+                    continue
+                if new in kwargs:
+                    raise ConstructorArgumentError(
+                        f"{constructor.__name__}() got both `{old}` and `{new}`: `{old}` is "
+                        f"the former name of `{new}`; pass only `{new}`."
+                    )
+                warnings.warn(
+                    f"{constructor.__name__}({old}=...) is deprecated: the argument is now "
+                    f"called `{new}` ({constructor.__name__}({new}=...)).",
+                    DeprecationWarning,
+                    stacklevel=2,
+                )
+                kwargs[new] = kwargs.pop(old)
+            return constructor(*args, **kwargs)
+
+        return wrapper
+
+    return decorate
 
 
 POOLING_CHOICES = (None, "avg", "max")

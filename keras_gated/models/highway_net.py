@@ -18,6 +18,7 @@ Differences from the Caffe original, on purpose: the input is normalised per cha
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -27,12 +28,18 @@ from keras_gated.layers.highway import Highway
 from keras_gated.layers.highway_bottleneck import HighwayBottleneck
 from keras_gated.models.application import CIFAR_INPUT, IMAGENET_INPUT, build_application, public_constructor
 from keras_gated.models.resnet import RANDOM_WEIGHTS_WARNING, imagenet_stages, imagenet_stem
-from keras_gated.registry import register_model
+from keras_gated.registry import register_family
 
 # (width, highway layers) per stage; a max-pool follows every stage but the last.
 STAGES = ((32, 4), (80, 5), (128, 5))
 FINAL_FILTERS = 100
 DROPOUT = 0.2
+
+
+def highwaynet_name(variant: str = "coupled") -> str:
+    """The model name (registry name, weight-id prefix, default ``model.name``):
+    ``highwaynet`` for the paper's coupled gates, ``highwaynet_<variant>`` otherwise."""
+    return "highwaynet" if variant == "coupled" else f"highwaynet_{variant}"
 
 
 def _highway_net_features(variant: str, transform_bias: float):
@@ -82,10 +89,9 @@ def HighwayNet(
             ``"coupled"`` (the paper's), ``"full"``, ``"carry_only"``, ``"transform_only"``.
         transform_bias: start value of every b_T (−2 in the authors' CIFAR nets).
     """
-    arch = "highwaynet" if variant == "coupled" else f"highwaynet_{variant}"
     return build_application(
         _highway_net_features(variant, transform_bias),
-        arch=arch,
+        arch=highwaynet_name(variant),
         spec=CIFAR_INPUT,
         include_top=include_top,
         weights=weights,
@@ -101,11 +107,12 @@ def HighwayNet(
     )
 
 
-register_model(
-    "highwaynet",
+register_family(
+    "highway_net",
     HighwayNet,
-    family="highway_net",
+    arch_name=highwaynet_name,
     description="19-layer convolutional Highway net (Srivastava et al. 2015, Table 1), CIFAR",
+    default_recipe="highway_cifar",
 )
 
 
@@ -116,9 +123,17 @@ register_model(
 # (46,278,952 parameters), so the bottleneck widths are reduced to m = 47/94/188/376
 # (×0.734, outputs 188/376/752/1504; the stem keeps 64): 25,386,870 parameters, 0.67 %
 # below ResNet-50. ``variant="highway"`` is H without a final ReLU (the paper's
-# *Highway*), ``"full"`` with it (*Highway-Full*).
+# *Highway*), ``"final_relu"`` with it (the paper's *Highway-Full*; not the ``"full"``
+# variant of the ``Highway`` layer, which has a separate carry gate).
 HIGHWAYNET50_WIDTHS = (47, 94, 188, 376)
-HIGHWAYNET50_VARIANTS = ("highway", "full")
+HIGHWAYNET50_VARIANTS = ("highway", "final_relu")
+_RENAMED_VARIANTS = {"full": "final_relu"}
+
+
+def highwaynet50_name(variant: str = "highway") -> str:
+    """The model name (registry name, weight-id prefix, default ``model.name``):
+    ``highwaynet50``, or ``highwaynet50_full`` for the paper's Highway-Full."""
+    return "highwaynet50" if variant == "highway" else "highwaynet50_full"
 
 
 @public_constructor()
@@ -145,10 +160,20 @@ def HighwayNet50(
     ``keras_gated.convert.convert("resnet50", path, "torchvision")``.
 
     Args:
-        variant: ``"highway"`` (H = Conv-BN-ReLU-Conv-BN-ReLU-Conv-BN) or ``"full"``
-            (H ends with a third ReLU).
+        variant: ``"highway"`` (H = Conv-BN-ReLU-Conv-BN-ReLU-Conv-BN) or
+            ``"final_relu"`` (H ends with a third ReLU: the paper's Highway-Full, named
+            ``"full"`` before; that value still works, with a DeprecationWarning).
         transform_bias: start value of the β of T's last BN (the gate bias).
     """
+    if variant in _RENAMED_VARIANTS:
+        warnings.warn(
+            f"HighwayNet50(variant={variant!r}) is deprecated: use "
+            f"variant={_RENAMED_VARIANTS[variant]!r} (H ends in a ReLU; the Highway layer's "
+            "variant='full' is a separate carry gate).",
+            DeprecationWarning,
+            stacklevel=3,  # the caller of the public constructor's wrapper
+        )
+        variant = _RENAMED_VARIANTS[variant]
     if variant not in HIGHWAYNET50_VARIANTS:
         raise ValueError(
             f"Unknown HighwayNet50 `variant`={variant!r}. Allowed values: "
@@ -157,13 +182,13 @@ def HighwayNet50(
 
     def block(x, width, strides, name):
         return HighwayBottleneck(
-            4 * width, strides=strides, full_relu=variant == "full",
+            4 * width, strides=strides, full_relu=variant == "final_relu",
             transform_bias=transform_bias, name=name,
         )(x)
 
     return build_application(
         lambda x: imagenet_stages(imagenet_stem(x), HIGHWAYNET50_WIDTHS, block),
-        arch="highwaynet50" if variant == "highway" else "highwaynet50_full",
+        arch=highwaynet50_name(variant),
         spec=IMAGENET_INPUT,
         include_top=include_top, weights=weights, input_tensor=input_tensor,
         input_shape=input_shape, pooling=pooling, classes=classes,
@@ -172,13 +197,15 @@ def HighwayNet50(
     )
 
 
-register_model(
-    "highwaynet50", HighwayNet50, family="imagenet",
-    description="50-layer conv Highway net (Greff et al. 2017 Table 1b), ResNet-50 size",
-    variant="highway",
-)
-register_model(
-    "highwaynet50_full", HighwayNet50, family="imagenet",
-    description="50-layer conv Highway-Full net (H ends in ReLU), Greff et al. 2017",
-    variant="full",
+register_family(
+    "highway_net",
+    HighwayNet50,
+    arch_name=highwaynet50_name,
+    configs=[{"variant": "highway"}, {"variant": "final_relu"}],
+    description=lambda variant: {
+        "highway": "50-layer conv Highway net (Greff et al. 2017 Table 1b), ResNet-50 size",
+        "final_relu": "50-layer conv Highway-Full net (H ends in ReLU), Greff et al. 2017",
+    }[variant],
+    default_recipe="imagenet_resnet",
+    slow=True,  # ImageNet size
 )

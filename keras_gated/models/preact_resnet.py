@@ -9,16 +9,31 @@ u = g(k)·f_r(x) + x, g = ReLU, k started at 1.
 
 Convolutions start from Torch's untruncated normal(0, sqrt(2 / (k·k·C_out))) (fan-out),
 as in the reference code.
+
+The pre-activation skeleton (``preact_resnet_features``) is shared with the Wide ResNets
+(``wide_resnet.py``):
+
+    stem : Conv3x3(16), no bias
+    stage s = 1, 2, 3 : ``units`` PreActUnits of width ``widths[s]``; the first unit of
+                        stages 2 and 3 has stride 2
+    top  : BN -> ReLU  (then the application head: avg_pool -> predictions)
+
+``share_stage_preactivation=True`` makes the first unit of every stage share its
+pre-activation with its shortcut even when it keeps the shape (fb.resnet.torch's
+"both_preact" units, used by the pre-act ResNets); the WRN code shares it only where
+the shape changes (``False``). Layer names (``stem_conv``, ``stage2_unit1``,
+``final_bn``) are part of the weight-file contract.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Any
 
 import keras
 
-from keras_gated.layers.preact_unit import check_block_type, he_normal_untruncated
+from keras_gated.layers.preact_unit import PreActUnit, check_block_type, he_normal_untruncated
 from keras_gated.layers.residual_gate import check_gate_function
 from keras_gated.models.application import (
     APPLICATION_ARGUMENTS,
@@ -28,8 +43,65 @@ from keras_gated.models.application import (
     defaults_of,
     public_constructor,
 )
-from keras_gated.models.cifar_resnet import cifar_resnet_features
-from keras_gated.registry import register_model
+from keras_gated.registry import register_family
+
+STEM_FILTERS = 16
+
+
+def preact_resnet_features(
+    widths: Sequence[int],
+    units_per_stage: int,
+    *,
+    block: str = "basic",
+    gate: str | None = None,
+    k_init: float = 1.0,
+    shortcut: str = "projection",
+    dropout: float = 0.0,
+    batch_norm: bool = True,
+    kernel_initializer: Any,
+    bn_momentum: float = 0.9,
+    bn_epsilon: float = 1e-5,
+    share_stage_preactivation: bool = False,
+):
+    """A function mapping normalised images to the final (BN-ReLU'd) feature map.
+
+    ``k_init`` is the start value of every Residual Gate's k (gated nets only).
+    """
+
+    def features(x):
+        x = keras.layers.Conv2D(
+            STEM_FILTERS,
+            3,
+            padding="same",
+            use_bias=not batch_norm,
+            kernel_initializer=kernel_initializer,
+            name="stem_conv",
+        )(x)
+        for stage, width in enumerate(widths, start=1):
+            for unit in range(1, units_per_stage + 1):
+                x = PreActUnit(
+                    width,
+                    strides=2 if stage > 1 and unit == 1 else 1,
+                    block=block,
+                    shortcut=shortcut,
+                    dropout=dropout,
+                    gate=gate,
+                    k_initializer=k_init,
+                    batch_norm=batch_norm,
+                    bn_momentum=bn_momentum,
+                    bn_epsilon=bn_epsilon,
+                    kernel_initializer=kernel_initializer,
+                    share_preactivation=share_stage_preactivation and unit == 1,
+                    name=f"stage{stage}_unit{unit}",
+                )(x)
+        if batch_norm:
+            x = keras.layers.BatchNormalization(
+                momentum=bn_momentum, epsilon=bn_epsilon, name="final_bn"
+            )(x)
+        return keras.layers.ReLU(name="final_relu")(x)
+
+    return features
+
 
 BASIC_WIDTHS = (16, 32, 64)
 BOTTLENECK_WIDTHS = (64, 128, 256)
@@ -64,8 +136,12 @@ def resolve_block(depth: int, block: str | None) -> tuple[str, int]:
     )
 
 
-def _arch_name(prefix: str, depth: int, block: str) -> str:
+def preact_resnet_name(prefix: str, depth: int, block: str | None = None) -> str:
+    """The model name (registry name, weight-id prefix, default ``model.name``):
+    ``gresnet20``; a block other than the depth's default is added
+    (``gresnet164_basic``: 27 basic units per stage instead of 18 bottlenecks)."""
     default_block, _ = resolve_block(depth, None)
+    block = block or default_block
     return f"{prefix}{depth}" if block == default_block else f"{prefix}{depth}_{block}"
 
 
@@ -91,8 +167,8 @@ def _resnet(
     if gate is not None:
         check_gate_function(gate)
     widths = BASIC_WIDTHS if block == "basic" else BOTTLENECK_WIDTHS
-    arch = _arch_name(prefix, depth, block)
-    features = cifar_resnet_features(
+    arch = preact_resnet_name(prefix, depth, block)
+    features = preact_resnet_features(
         widths,
         units,
         block=block,
@@ -271,18 +347,21 @@ def GResNet1001(**kwargs: Any) -> keras.Model:
     return GResNet(1001, **kwargs)
 
 
-for _depth in NAMED_DEPTHS:
-    register_model(
-        f"preactresnet{_depth}",
-        PreActResNet,
-        family="preact_resnet",
-        description=f"Pre-activation ResNet-{_depth} (He et al. 2016), CIFAR",
-        depth=_depth,
-    )
-    register_model(
-        f"gresnet{_depth}",
-        GResNet,
-        family="gresnet",
-        description=f"Gated pre-activation ResNet-{_depth} (Savarese & Figueiredo 2017), CIFAR",
-        depth=_depth,
-    )
+register_family(
+    "preact_resnet",
+    PreActResNet,
+    arch_name=functools.partial(preact_resnet_name, "preactresnet"),
+    configs=[{"depth": depth} for depth in NAMED_DEPTHS],
+    description="Pre-activation ResNet-{depth} (He et al. 2016), CIFAR",
+    default_recipe="preact_cifar",
+    slow=lambda depth: depth >= 110,
+)
+register_family(
+    "gresnet",
+    GResNet,
+    arch_name=functools.partial(preact_resnet_name, "gresnet"),
+    configs=[{"depth": depth} for depth in NAMED_DEPTHS],
+    description="Gated pre-activation ResNet-{depth} (Savarese & Figueiredo 2017), CIFAR",
+    default_recipe="preact_cifar",
+    slow=lambda depth: depth >= 110,
+)

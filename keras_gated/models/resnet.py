@@ -13,6 +13,7 @@ GResNet-50 16 more (one k per block).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -22,7 +23,7 @@ from keras_gated.layers.preact_unit import he_normal_untruncated
 from keras_gated.layers.resnet_bottleneck import ResNetBottleneck
 from keras_gated.layers.residual_gate import check_gate_function
 from keras_gated.models.application import IMAGENET_INPUT, build_application, public_constructor
-from keras_gated.registry import register_model
+from keras_gated.registry import register_family
 
 BLOCKS_PER_STAGE = (3, 4, 6, 3)
 RESNET50_WIDTHS = (64, 128, 256, 512)
@@ -62,7 +63,12 @@ def imagenet_stages(x, widths: Sequence[int], block: Callable[[Any, int, int, st
     return x
 
 
-def _resnet50(arch: str, gate: str | None, k_init: float = 1.0, **kwargs: Any) -> keras.Model:
+def resnet50_name(gated: bool) -> str:
+    """The model name (registry name, weight-id prefix, default ``model.name``)."""
+    return "gresnet50" if gated else "resnet50"
+
+
+def _resnet50(gate: str | None, k_init: float = 1.0, **kwargs: Any) -> keras.Model:
     if gate is not None:
         check_gate_function(gate)
 
@@ -73,7 +79,7 @@ def _resnet50(arch: str, gate: str | None, k_init: float = 1.0, **kwargs: Any) -
 
     return build_application(
         lambda x: imagenet_stages(imagenet_stem(x), RESNET50_WIDTHS, block),
-        arch=arch, spec=IMAGENET_INPUT, **kwargs,
+        arch=resnet50_name(gate is not None), spec=IMAGENET_INPUT, **kwargs,
     )
 
 
@@ -93,7 +99,7 @@ def ResNet50(
     """ResNet-50 (He et al. 2015), torchvision's v1.5 layout; Greff et al. 2017 Table 1b.
     {warning}"""
     return _resnet50(
-        "resnet50", None,
+        None,
         include_top=include_top, weights=weights, input_tensor=input_tensor,
         input_shape=input_shape, pooling=pooling, classes=classes,
         classifier_activation=classifier_activation,
@@ -127,7 +133,7 @@ def GResNet50(
         k_init: the start value of every gate scalar k (1.0, the paper's).
     """
     return _resnet50(
-        "gresnet50", gate, k_init,
+        gate, k_init,
         include_top=include_top, weights=weights, input_tensor=input_tensor,
         input_shape=input_shape, pooling=pooling, classes=classes,
         classifier_activation=classifier_activation,
@@ -138,11 +144,19 @@ def GResNet50(
 for _constructor in (ResNet50, GResNet50):
     _constructor.__doc__ = _constructor.__doc__.format(warning=RANDOM_WEIGHTS_WARNING)
 
-register_model(
-    "resnet50", ResNet50, family="imagenet",
+register_family(
+    "resnet",
+    ResNet50,
+    arch_name=functools.partial(resnet50_name, False),
     description="ResNet-50 (He et al. 2015, torchvision v1.5), baseline of Greff et al. 2017 Table 1b",
+    default_recipe="imagenet_resnet",
+    slow=True,  # ImageNet size
 )
-register_model(
-    "gresnet50", GResNet50, family="imagenet",
+register_family(
+    "resnet",
+    GResNet50,
+    arch_name=functools.partial(resnet50_name, True),
     description="ResNet-50 with Residual Gates (Savarese & Figueiredo 2017), ImageNet",
+    default_recipe="imagenet_resnet",
+    slow=True,
 )

@@ -1,19 +1,21 @@
 """Wide ResNets (Zagoruyko & Komodakis 2016) and gated Wide ResNets (Savarese &
 Figueiredo 2017).
 
-``WideResNet(n, k)`` has n basic pre-activation units per stage and widths
-16k/32k/64k: WRN-d-k with d = 6n + 4 (the Residual Gates paper's "(n, k)" naming, so
-``GWideResNet(4, 10)`` is G-WRN-28-10). Dropout sits before each unit's second
-convolution. A gated WRN multiplies each unit's residual by g(k) after its second
-convolution; the 1×1 projection shortcuts are not gated.
+``WideResNet(n, widen_factor)`` has n basic pre-activation units per stage and widths
+16w/32w/64w for a widen factor w: WRN-d-w with d = 6n + 4 (the Residual Gates paper's
+"(n, k)" naming, whose k is the widen factor, so ``GWideResNet(4, 10)`` is G-WRN-28-10).
+Dropout sits before each unit's second convolution. A gated WRN multiplies each unit's
+residual by g(k), k the gate scalar, after its second convolution; the 1×1 projection
+shortcuts are not gated.
 
-Convolutions start from Torch's untruncated normal(0, sqrt(2 / (k·k·C_in))) (fan-in), as
+Convolutions start from Torch's untruncated normal(0, sqrt(2 / (3·3·C_in))) (fan-in), as
 in the WRN reference code. ``batch_norm=False`` gives the normalisation-free units of
 Residual Gates Table 7 (Conv-ReLU-Conv-ReLU, biases on).
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Any
 
@@ -26,16 +28,17 @@ from keras_gated.models.application import (
     CIFAR_INPUT,
     build_application,
     public_constructor,
+    renamed_arguments,
 )
-from keras_gated.models.cifar_resnet import cifar_resnet_features
-from keras_gated.registry import register_model
+from keras_gated.models.preact_resnet import preact_resnet_features
+from keras_gated.registry import register_family
 
 # (depth, widen factor) of the registered Wide ResNets: WRN Tables 5-6 and Residual Gates.
 REGISTERED_SIZES = ((16, 2), (16, 4), (16, 8), (28, 10), (40, 4), (40, 10), (52, 1))
 
 
 def wrn_depth(n: int) -> int:
-    """WRN-d-k depth d of a net with n units per stage: d = 6n + 4."""
+    """The depth d of WRN-d-w, a net with n units per stage: d = 6n + 4."""
     return 6 * n + 4
 
 
@@ -45,9 +48,15 @@ def _check_positive(value: Any, argument: str) -> int:
     return value
 
 
+def wrn_name(prefix: str, n: int, widen_factor: int, batch_norm: bool = True) -> str:
+    """The model name (registry name, weight-id prefix, default ``model.name``):
+    ``gwrn_28_10``, ``gwrn_16_2_nobn`` without batch normalisation."""
+    return f"{prefix}_{wrn_depth(n)}_{widen_factor}" + ("" if batch_norm else "_nobn")
+
+
 def _wide_resnet(
     n: int,
-    k: int,
+    widen_factor: int,
     gate: str | None,
     prefix: str,
     *,
@@ -65,12 +74,12 @@ def _wide_resnet(
     name: str | None = None,
 ) -> keras.Model:
     _check_positive(n, "n")
-    _check_positive(k, "k")
+    _check_positive(widen_factor, "widen_factor")
     if gate is not None:
         check_gate_function(gate)
-    arch = f"{prefix}_{wrn_depth(n)}_{k}" + ("" if batch_norm else "_nobn")
-    features = cifar_resnet_features(
-        (16 * k, 32 * k, 64 * k),
+    arch = wrn_name(prefix, n, widen_factor, batch_norm)
+    features = preact_resnet_features(
+        (16 * widen_factor, 32 * widen_factor, 64 * widen_factor),
         n,
         block="basic",
         gate=gate,
@@ -95,24 +104,27 @@ def _wide_resnet(
     )
 
 
+@renamed_arguments(k="widen_factor")
 @public_constructor("batch_norm", *APPLICATION_ARGUMENTS, defaults={"classes": 10})
-def WideResNet(n: int, k: int, dropout: float = 0.0, **kwargs: Any) -> keras.Model:
-    """WRN-(6n+4)-k for CIFAR.
+def WideResNet(n: int, widen_factor: int, dropout: float = 0.0, **kwargs: Any) -> keras.Model:
+    """WRN-(6n+4)-w for CIFAR, w the widen factor.
 
     Args:
         n: basic units per stage (WRN-28-10: n = 4).
-        k: widen factor (widths 16k, 32k, 64k).
+        widen_factor: w, the widths are 16w, 32w, 64w (WRN-28-10: w = 10). Formerly
+            ``k``, which still works with a DeprecationWarning.
         dropout: dropout rate inside each unit (0.3 in the paper's CIFAR runs).
         batch_norm: False for the normalisation-free net of Residual Gates Table 7.
     """
-    return _wide_resnet(n, k, None, "wrn", dropout=dropout, **kwargs)
+    return _wide_resnet(n, widen_factor, None, "wrn", dropout=dropout, **kwargs)
 
 
+@renamed_arguments(k="widen_factor")
 @public_constructor("batch_norm", "k_init", *APPLICATION_ARGUMENTS, defaults={"classes": 10})
 def GWideResNet(
-    n: int, k: int, dropout: float = 0.0, gate: str = "relu", **kwargs: Any
+    n: int, widen_factor: int, dropout: float = 0.0, gate: str = "relu", **kwargs: Any
 ) -> keras.Model:
-    """Gated WRN-(6n+4)-k (Savarese & Figueiredo 2017): u = g(k)·f_r(x) + s(x).
+    """Gated WRN-(6n+4)-w (Savarese & Figueiredo 2017): u = g(k)·f_r(x) + s(x).
 
     ``GWideResNet(4, 10, dropout=0.3)`` is the paper's G-WRN-28-10 (3.65 % CIFAR-10
     error). Same arguments as ``WideResNet``, plus
@@ -121,24 +133,35 @@ def GWideResNet(
         gate: the gating function g (``"relu"``, ``"identity"``, ``"sigmoid"``).
         k_init: the start value of every gate scalar k (1.0, the paper's).
     """
-    return _wide_resnet(n, k, gate, "gwrn", dropout=dropout, **kwargs)
+    return _wide_resnet(n, widen_factor, gate, "gwrn", dropout=dropout, **kwargs)
 
 
-for _depth, _k in REGISTERED_SIZES:
-    _n = (_depth - 4) // 6
-    register_model(
-        f"wrn_{_depth}_{_k}",
-        WideResNet,
-        family="wide_resnet",
-        description=f"WRN-{_depth}-{_k} (Zagoruyko & Komodakis 2016), CIFAR",
-        n=_n,
-        k=_k,
-    )
-    register_model(
-        f"gwrn_{_depth}_{_k}",
-        GWideResNet,
-        family="gwide_resnet",
-        description=f"Gated WRN-{_depth}-{_k} (Savarese & Figueiredo 2017), CIFAR",
-        n=_n,
-        k=_k,
-    )
+_SIZES = [{"n": (depth - 4) // 6, "widen_factor": widen} for depth, widen in REGISTERED_SIZES]
+
+
+def _too_wide_for_quick_tests(n: int, widen_factor: int) -> bool:
+    return widen_factor >= 8  # WRN-16-8 and wider: 11 M parameters and more
+
+
+register_family(
+    "wide_resnet",
+    WideResNet,
+    arch_name=functools.partial(wrn_name, "wrn"),
+    configs=_SIZES,
+    description=lambda n, widen_factor: (
+        f"WRN-{wrn_depth(n)}-{widen_factor} (Zagoruyko & Komodakis 2016), CIFAR"
+    ),
+    default_recipe="wrn_cifar",
+    slow=_too_wide_for_quick_tests,
+)
+register_family(
+    "gwide_resnet",
+    GWideResNet,
+    arch_name=functools.partial(wrn_name, "gwrn"),
+    configs=_SIZES,
+    description=lambda n, widen_factor: (
+        f"Gated WRN-{wrn_depth(n)}-{widen_factor} (Savarese & Figueiredo 2017), CIFAR"
+    ),
+    default_recipe="wrn_cifar",
+    slow=_too_wide_for_quick_tests,
+)

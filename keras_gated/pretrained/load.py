@@ -266,7 +266,7 @@ CONSTRUCTOR_ARGUMENTS: dict[str, tuple[str, Callable[[Any], Any]]] = {
     "batch_norm": ("batch_norm", lambda value: value),
     "block": ("block", lambda value: value),
     "variant": ("variant", lambda value: value),
-    "full_relu": ("variant", lambda value: "full" if value else "highway"),
+    "full_relu": ("variant", lambda value: "final_relu" if value else "highway"),
 }
 
 _UNKNOWN = object()

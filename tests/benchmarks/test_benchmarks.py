@@ -52,3 +52,24 @@ def test_run_writes_the_table_json_and_plot(tmp_path):
         assert peer["vs_peer_channels_last"] == 1.0
     assert (tmp_path / "train_img_s.png").stat().st_size > 1000
     assert (tmp_path / "results.md").read_text().startswith("`python -m benchmarks.run")
+
+
+@pytest.mark.slow  # five fresh processes: out of the default run's time budget
+def test_scaling_sweeps_batch_and_depth_and_plots(tmp_path):
+    from benchmarks.scaling import medians
+
+    command = [sys.executable, "-m", "benchmarks.scaling", "--backend", "jax", "--steps", "2",
+               "--batches", "8", "16", "--conv", "gresnet20", "--fc", "gresnetfc2", "gresnetfc10",
+               "--depth-batch", "8", "--out", str(tmp_path)]
+    done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    runs = json.loads((tmp_path / "scaling.json").read_text())["runs"]
+    assert [(r["sweep"], r["model"], r["batch"]) for r in runs] == [
+        ("batch", "gresnet20", 8), ("batch", "gresnet20", 16), ("conv depth", "gresnet20", 8),
+        ("fc depth", "gresnetfc2", 8), ("fc depth", "gresnetfc10", 8)]
+    for run in runs:
+        assert run["train_img_s"] > 0 and run["peak_rss_mb"] > 0
+        assert abs(run["step_ms"] - 1e3 * run["batch"] / run["train_img_s"]) < 1e-6
+    assert len(medians(runs + runs)) == len(runs)
+    assert (tmp_path / "scaling.png").stat().st_size > 1000
+    assert "| batch | gresnet20 | 16 |" in (tmp_path / "scaling.md").read_text()

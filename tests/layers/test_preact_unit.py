@@ -74,9 +74,12 @@ def test_ungated_unit_is_branch_plus_identity():
     unit = PreActUnit(16)
     x = _x()
     unit(x)
-    r, s = unit.residual(x, training=False)
+    r, s = unit.branch_and_shortcut(x, training=False)
     np.testing.assert_array_equal(to_numpy(s), x)
     np.testing.assert_allclose(to_numpy(unit(x, training=False)), to_numpy(r) + x, rtol=1e-6)
+    with pytest.warns(DeprecationWarning, match="branch_and_shortcut"):
+        old_r, old_s = unit.residual(x, training=False)
+    np.testing.assert_array_equal(to_numpy(old_r), to_numpy(r))
 
 
 def test_no_batch_norm_unit_is_conv_relu_conv_relu():

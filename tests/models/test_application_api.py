@@ -7,16 +7,49 @@ import numpy as np
 import pytest
 
 import keras_gated as kg
+from keras_gated.registry import get_model_entry
 from tests.helpers import images, to_numpy
 
 APPLICATION_ARGS = ("include_top", "weights", "input_tensor", "input_shape", "pooling",
                     "classes", "classifier_activation", "include_preprocessing", "name")
 
 
-@pytest.mark.parametrize("constructor", [kg.HighwayNet, kg.HighwayNet50, kg.ResNet50])
-def test_explicit_signatures(constructor):
-    params = inspect.signature(constructor).parameters
+def _one_entry_per_constructor() -> list:
+    """For every registered constructor, one of its entries (a quick one if it has one)."""
+    chosen = {}
+    for name in kg.list_models():
+        entry = get_model_entry(name)
+        current = chosen.get(entry.constructor)
+        if current is None or (current.slow and not entry.slow):
+            chosen[entry.constructor] = entry
+    return [
+        pytest.param(entry.name, marks=[pytest.mark.slow] if entry.slow else [],
+                     id=entry.constructor.__name__)
+        for entry in chosen.values()
+    ]
+
+
+@pytest.mark.parametrize("name", _one_entry_per_constructor())
+def test_signature_defaults_are_what_the_model_gets(name):
+    """Every registered constructor shows the applications arguments with their defaults,
+    and a model built with them has those properties: a head (``include_top=True``) of
+    ``classes`` outputs ending in a softmax, the in-model normalisation, random weights
+    (``weights=None``), the registry name, and the default input shape."""
+    entry = get_model_entry(name)
+    params = inspect.signature(entry.constructor).parameters
     assert all(arg in params for arg in APPLICATION_ARGS)
+    defaults = {arg: params[arg].default for arg in APPLICATION_ARGS}
+    assert {k: defaults[k] for k in ("include_top", "weights", "pooling", "name")} == {
+        "include_top": True, "weights": None, "pooling": None, "name": None}
+    inspect.signature(entry.constructor).bind(**entry.kwargs)  # the registered arguments fit
+    model = entry.build()
+    head = model.get_layer("predictions")
+    assert head.units == defaults["classes"] == model.num_classes
+    assert head.activation is keras.activations.get(defaults["classifier_activation"])
+    assert ("preprocessing" in [layer.name for layer in model.layers]) is defaults["include_preprocessing"]
+    assert model.pretrained_cfg is None and model.name == name
+    x = images(1, model.input_shape[1:])
+    np.testing.assert_allclose(to_numpy(model(x, training=False)).sum(), 1.0, rtol=1e-4)
 
 
 def test_head_contract_avg_pool_then_predictions():
@@ -70,10 +103,27 @@ def test_input_tensor_and_custom_shape():
 
 
 def test_default_names_are_registry_names():
-    assert kg.GResNet20().name == "gresnet20"
-    assert kg.GWideResNet(4, 10).name == "gwrn_28_10"
-    assert kg.PreActResNet(29).name == "preactresnet29"
+    assert kg.GResNet20().name == "gresnet20" and kg.is_model("gresnet20")
+    assert kg.GWideResNet(2, 4).name == "gwrn_16_4" and kg.is_model("gwrn_16_4")
     assert kg.GResNet20(name="mine").name == "mine"
+    # A configuration that is not registered is named by the same rule, and that name is
+    # not one create_model knows.
+    unregistered = kg.GWideResNet(1, 1, batch_norm=False)
+    assert unregistered.name == "gwrn_10_1_nobn" and not kg.is_model(unregistered.name)
+    with pytest.raises(ValueError, match="Unknown model name 'gwrn_10_1_nobn'"):
+        kg.create_model("gwrn_10_1_nobn")
+
+
+def test_widen_factor_is_the_second_argument_and_k_its_deprecated_name():
+    assert list(inspect.signature(kg.GWideResNet).parameters)[:2] == ["n", "widen_factor"]
+    by_position = kg.GWideResNet(1, 2)
+    by_name = kg.GWideResNet(n=1, widen_factor=2)
+    with pytest.warns(DeprecationWarning, match="widen_factor"):
+        by_old_name = kg.WideResNet(n=1, k=2)
+    assert by_position.name == by_name.name == "gwrn_10_2" and by_old_name.name == "wrn_10_2"
+    assert by_old_name.get_layer("stage1_unit1").filters == 32
+    with pytest.raises(TypeError, match="pass only `widen_factor`"):
+        kg.GWideResNet(1, widen_factor=2, k=2)
 
 
 # --- errors: ValueError naming the argument and what is allowed -------------------------

@@ -1,6 +1,9 @@
-"""Every family builds, runs a forward pass, and saves/loads back identically
-(.keras, safe_mode=True). Small configurations keep this fast; sizes are covered by
-test_parameter_counts.py. The 1000-layer round trips are slow tests."""
+"""Every registered model builds and runs a forward pass; one model of every registered
+constructor saves and loads back identically (.keras, safe_mode=True). The models are those of
+``keras_gated.list_models()``: a new family is tested as soon as it registers. Entries
+marked ``slow`` in the registry (ImageNet size, 110+ layers, WRN-16-8 and wider, the
+50- and 100-layer FC nets) run with ``-m slow``. Sizes are covered by
+test_parameter_counts.py; constructor options by ``OPTIONS`` below."""
 
 import sys
 
@@ -8,45 +11,98 @@ import numpy as np
 import pytest
 
 import keras_gated as kg
+from keras_gated.registry import get_model_entry
 from tests.helpers import assert_round_trip, images, to_numpy
 
-CIFAR = (32, 32, 3)
-FAMILIES = [
-    ("plainnet", lambda: kg.PlainNet(4), (28, 28, 1)),
-    ("gplainnet", lambda: kg.GPlainNet(4), (28, 28, 1)),
-    ("resnetfc", lambda: kg.ResNetFC(4), (28, 28, 1)),
-    ("gresnetfc", lambda: kg.GResNetFC(4), (28, 28, 1)),
-    ("highwayfc", lambda: kg.HighwayFC(4), (28, 28, 1)),
-    ("preactresnet", lambda: kg.PreActResNet20(), CIFAR),
-    ("preactresnet_zeropad", lambda: kg.PreActResNet(14, shortcut="zeropad"), CIFAR),
-    ("gresnet", lambda: kg.GResNet20(), CIFAR),
-    ("gresnet_bottleneck", lambda: kg.GResNet(11, block="bottleneck"), CIFAR),
-    ("wrn", lambda: kg.WideResNet(1, 2, dropout=0.3), CIFAR),
-    ("gwrn", lambda: kg.GWideResNet(1, 2, dropout=0.3), CIFAR),
-    ("gwrn_nobn", lambda: kg.GWideResNet(1, 1, batch_norm=False), CIFAR),
-    ("highwaynet", lambda: kg.HighwayNet(), CIFAR),
-    ("highwaynet_full_variant", lambda: kg.HighwayNet(variant="full"), CIFAR),
-    ("resnet50", lambda: kg.ResNet50(input_shape=(64, 64, 3)), (64, 64, 3)),
-    ("highwaynet50", lambda: kg.HighwayNet50(variant="full", input_shape=(64, 64, 3)), (64, 64, 3)),
-]
+
+def registered_models() -> list:
+    """Every registered name, slow entries marked slow."""
+    return [
+        pytest.param(name, marks=pytest.mark.slow) if get_model_entry(name).slow else name
+        for name in kg.list_models()
+    ]
 
 
-# HighwayNet50's save/load round trip takes ~20 s per backend: `-m slow` (its parameter
-# count is still checked in the default run, tests/models/test_parameter_counts.py).
-SLOW_FAMILIES = ("highwaynet50",)
+def one_per_constructor() -> list:
+    """One registered name per constructor: its first quick entry in natural order (its
+    first entry, marked slow, when every entry is slow)."""
+    chosen: dict = {}
+    for name in kg.list_models():
+        constructor = get_model_entry(name).constructor
+        current = chosen.get(constructor)
+        if current is None or (get_model_entry(current).slow and not get_model_entry(name).slow):
+            chosen[constructor] = name
+    return [
+        pytest.param(name, marks=pytest.mark.slow) if get_model_entry(name).slow else name
+        for name in chosen.values()
+    ]
 
 
-@pytest.mark.parametrize("build, shape", [
-    pytest.param(*f[1:], marks=pytest.mark.slow) if f[0] in SLOW_FAMILIES else f[1:] for f in FAMILIES
-], ids=[f[0] for f in FAMILIES])
-def test_forward_and_round_trip(build, shape, tmp_path):
-    model = build()
-    x = images(2, shape)
-    probs = to_numpy(model(x, training=False))
-    assert probs.shape == (2, model.get_layer("predictions").units)
+def check_forward(model) -> np.ndarray:
+    """A forward pass on raw pixels of the model's input shape: finite probabilities, one
+    per class, summing to 1.
+
+    training=True: batch norm uses the batch's statistics. In inference mode an untrained
+    net uses the initial moving statistics (mean 0, variance 1), and in the 1001-layer nets
+    the residual stream then grows until the logits overflow.
+    """
+    x = images(4, model.input_shape[1:])
+    probs = to_numpy(model(x, training=True))
+    assert probs.shape == (4, model.get_layer("predictions").units)
     np.testing.assert_allclose(probs.sum(axis=1), 1.0, rtol=1e-4)
     assert np.all(np.isfinite(probs))
-    assert_round_trip(model, x, tmp_path)
+    return probs
+
+
+def check_registered_model(name: str) -> None:
+    """``create_model(name)`` builds the entry's model, named as registered (the builder
+    and the registry name models with the same function), and runs."""
+    model = kg.create_model(name)
+    assert model.name == name
+    assert model.num_classes == model.get_layer("predictions").units
+    check_forward(model)
+
+
+def check_round_trip(name: str, tmp_path) -> None:
+    model = kg.create_model(name)
+    assert_round_trip(model, images(2, model.input_shape[1:]), tmp_path)
+
+
+@pytest.mark.parametrize("name", registered_models())
+def test_registered_model_builds_and_runs(name):
+    check_registered_model(name)
+
+
+@pytest.mark.parametrize("name", one_per_constructor())
+def test_round_trip(name, tmp_path):
+    check_round_trip(name, tmp_path)
+
+
+CIFAR = (32, 32, 3)
+# Constructor options that no registered name uses.
+OPTIONS = [
+    ("preactresnet_zeropad", lambda: kg.PreActResNet(14, shortcut="zeropad")),
+    ("gresnet_bottleneck", lambda: kg.GResNet(11, block="bottleneck")),
+    ("wrn_dropout", lambda: kg.WideResNet(1, 2, dropout=0.3)),
+    ("gwrn_dropout", lambda: kg.GWideResNet(1, 2, dropout=0.3)),
+    ("gwrn_nobn", lambda: kg.GWideResNet(1, 1, batch_norm=False)),
+    ("highwaynet_full_variant", lambda: kg.HighwayNet(variant="full")),
+    ("resnet50_small_input", lambda: kg.ResNet50(input_shape=(64, 64, 3))),
+    ("highwaynet50_final_relu", lambda: kg.HighwayNet50(variant="final_relu", input_shape=(64, 64, 3))),
+]
+# HighwayNet50's save/load round trip takes ~20 s per backend: `-m slow` (its parameter
+# count is still checked in the default run, tests/models/test_parameter_counts.py).
+SLOW_OPTIONS = ("highwaynet50_final_relu",)
+
+
+@pytest.mark.parametrize("build", [
+    pytest.param(build, marks=pytest.mark.slow) if name in SLOW_OPTIONS else build
+    for name, build in OPTIONS
+], ids=[name for name, _ in OPTIONS])
+def test_constructor_options_forward_and_round_trip(build, tmp_path):
+    model = build()
+    check_forward(model)
+    assert_round_trip(model, images(2, model.input_shape[1:]), tmp_path)
 
 
 @pytest.mark.slow

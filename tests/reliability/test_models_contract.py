@@ -44,7 +44,7 @@ def test_unknown_keyword_names_the_constructor_and_its_arguments():
     assert "gate" in message and "weights" in message and "_resnet" not in message
     for constructor in (kg.ResNet50, kg.HighwayNet, kg.WideResNet, kg.PlainNet):
         with pytest.raises(TypeError, match=f"{constructor.__name__}.*arguments are"):
-            constructor(**({"n": 1, "k": 1} if constructor is kg.WideResNet else {}), foo=1)
+            constructor(**({"n": 1, "widen_factor": 1} if constructor is kg.WideResNet else {}), foo=1)
     with pytest.raises(ValueError, match="unexpected keyword argument 'foo'"):
         kg.create_model("gresnet20", foo=1)  # the registry path: a ValueError
 

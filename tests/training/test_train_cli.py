@@ -113,3 +113,172 @@ def test_unknown_recipe_is_a_clear_error(folder, tmp_path, capsys):
     code = train.main(["--model", "gresnetfc2", "--dataset", str(folder), "--recipe", "adam",
                        "--out", str(tmp_path / "x")])
     assert code == 2 and "Unknown recipe 'adam'" in capsys.readouterr().err
+
+
+# --- --model-arg, --validation-split, --lr --------------------------------------------------
+from training import run_dir  # noqa: E402
+
+# fingerprint.json of training/runs/gresnet20.cifar10 as written before the three flags
+# existed: the CIFAR runs resume from folders like it.
+CIFAR_FINGERPRINT_BEFORE_FLAGS = {
+    "model": "gresnet20", "dataset": "cifar10",
+    "recipe": {"name": "preact_cifar", "optimizer": "sgd", "learning_rate": 0.1, "momentum": 0.9,
+               "nesterov": True, "lr_boundaries": [0.5, 0.75], "lr_decay": 0.1,
+               "lr_epoch_decay": 1.0, "weight_decay": 0.0001, "decay": "all",
+               "decay_gates": False, "pad": 4, "pad_mode": "mean", "flip": True, "dropout": None},
+    "epochs": 40, "batch_size": 128, "seed": 0,
+    "model_kwargs": {"classes": 10, "input_shape": [32, 32, 3]},
+}
+
+
+def _settings(*flags):
+    """The fingerprint a `training.train` launch records (model kwargs included)."""
+    args = train.build_parser().parse_args(
+        ["--model", "gresnet20", "--dataset", "cifar10", "--epochs", "40", *flags])
+    recipe = recipes.get_recipe("preact_cifar").with_epochs(40)
+    if args.lr is not None:
+        recipe = dataclasses.replace(recipe, learning_rate=args.lr)
+    return {**train.fingerprint(args, recipe, 128),
+            "model_kwargs": {"classes": 10, "input_shape": (32, 32, 3)}}
+
+
+def _folder_with_backup(tmp_path, fingerprint):
+    out = tmp_path / "run"
+    (out / "backup").mkdir(parents=True)
+    (out / "backup" / "latest.json").write_text(json.dumps({"epoch": 6}))
+    (out / "fingerprint.json").write_text(json.dumps(fingerprint, indent=2))
+    return out
+
+
+def test_model_arg_values_are_python_literals_else_strings():
+    args = train.build_parser().parse_args(
+        ["--model", "highwayfc50", "--dataset", "fashion_mnist", "--model-arg", "transform_bias=-2",
+         "--model-arg", "k_init=0.5", "--model-arg", "gate=relu", "--model-arg", "flag=True",
+         "--lr", "0.03", "--validation-split", "0.1"])
+    assert train.model_args(args) == {"transform_bias": -2, "k_init": 0.5, "gate": "relu",
+                                      "flag": True}
+    assert args.lr == 0.03 and args.validation_split == 0.1
+    # The reproducing command parses back into the same settings.
+    command = train.reproduce_command(args, "jax").split()
+    again = train.build_parser().parse_args(command[command.index("--model"):])
+    assert train.model_args(again) == train.model_args(args)
+    assert (again.lr, again.validation_split) == (0.03, 0.1)
+    assert "--model-arg k_init=0.5" in " ".join(command)
+
+
+@pytest.mark.parametrize("flags, message", [
+    (["--model-arg", "k_init"], "NAME=VALUE"),
+    (["--model-arg", "=1"], "NAME=VALUE"),
+    (["--model-arg", "classes=3"], "set from the data set"),
+    (["--validation-split", "1"], "between 0 and 1"),
+    (["--validation-split", "0"], "between 0 and 1"),
+    (["--lr", "-0.1"], "> 0"),
+])
+def test_bad_new_flags_are_refused_before_anything_runs(flags, message, tmp_path, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        train.main(["--model", "gresnetfc2", "--dataset", "x", "--out", str(tmp_path / "r"), *flags])
+    assert exit_.value.code == 2 and message in capsys.readouterr().err
+    assert not (tmp_path / "r").exists()
+
+
+def test_a_model_arg_given_twice_with_two_values_is_refused(tmp_path, capsys):
+    code = train.main(["--model", "gresnetfc2", "--dataset", "x", "--out", str(tmp_path / "r"),
+                       "--model-arg", "k_init=0.5", "--model-arg", "k_init=0.75"])
+    assert code == 2 and "given twice" in capsys.readouterr().err
+
+
+def test_a_fingerprint_from_before_the_new_flags_resumes_without_them(tmp_path):
+    """Critical: the CIFAR runs resume from folders whose fingerprint lacks model_args,
+    validation_split and lr; a launch without the flags is the same run, and the stored
+    file is left as it is."""
+    out = _folder_with_backup(tmp_path, CIFAR_FINGERPRINT_BEFORE_FLAGS)
+    before = (out / "fingerprint.json").read_text()
+    run_dir.check_fingerprint(out, _settings(), "[train]", defaults=train.FINGERPRINT_DEFAULTS)
+    assert (out / "fingerprint.json").read_text() == before
+    assert run_dir.differences(CIFAR_FINGERPRINT_BEFORE_FLAGS, _settings(),
+                               train.FINGERPRINT_DEFAULTS) == []
+
+
+@pytest.mark.parametrize("flags, field", [
+    (["--lr", "0.05"], "lr: stored None, now 0.05"),
+    (["--model-arg", "k_init=0.5"], "model_args: stored {}, now {'k_init': 0.5}"),
+    (["--validation-split", "0.1"], "validation_split: stored None, now 0.1"),
+])
+def test_a_fingerprint_from_before_the_new_flags_refuses_other_values(tmp_path, flags, field):
+    out = _folder_with_backup(tmp_path, CIFAR_FINGERPRINT_BEFORE_FLAGS)
+    with pytest.raises(run_dir.RunFolderError, match="holds the backup of another run") as error:
+        run_dir.check_fingerprint(out, _settings(*flags), "[train]",
+                                  defaults=train.FINGERPRINT_DEFAULTS)
+    assert field in str(error.value)
+
+
+def test_model_args_are_compared_whole(tmp_path):
+    """A run with k_init=0.5 is not resumed by a launch without it (nor with another)."""
+    stored = _settings("--model-arg", "k_init=0.5")
+    out = _folder_with_backup(tmp_path, stored)
+    run_dir.check_fingerprint(out, _settings("--model-arg", "k_init=0.5"), "[train]",
+                              defaults=train.FINGERPRINT_DEFAULTS)
+    for flags in ([], ["--model-arg", "k_init=0.75"], ["--model-arg", "k_init=0.5", "--model-arg", "x=1"]):
+        with pytest.raises(run_dir.RunFolderError, match="model_args"):
+            run_dir.check_fingerprint(out, _settings(*flags), "[train]",
+                                      defaults=train.FINGERPRINT_DEFAULTS)
+
+
+def test_a_finished_run_from_before_the_new_flags_is_reported_not_refused(tmp_path):
+    out = _folder_with_backup(tmp_path, CIFAR_FINGERPRINT_BEFORE_FLAGS)
+    (out / "metrics.json").write_text(json.dumps({"test_accuracy": 0.9, "epochs": 40,
+                                                  "model": "gresnet20"}))
+    settings = {k: v for k, v in _settings().items() if k != "model_kwargs"}
+    assert run_dir.finished_run(out, settings, 40, defaults=train.FINGERPRINT_DEFAULTS)
+    with pytest.raises(run_dir.RunFolderError, match="lr: stored None, now 0.05"):
+        settings = {k: v for k, v in _settings("--lr", "0.05").items() if k != "model_kwargs"}
+        run_dir.finished_run(out, settings, 40, defaults=train.FINGERPRINT_DEFAULTS)
+
+
+def test_validation_split_holds_out_the_last_fraction_in_order():
+    import tensorflow as tf
+
+    from keras_gated.datasets import DatasetInfo
+
+    ds = tf.data.Dataset.from_tensor_slices((tf.range(10), tf.range(10)))
+    info = DatasetInfo("t", "train", 10, 2, ("a", "b"), (1,), "src")
+    kept, kept_info, val, val_info = train.split_validation(ds, info, 0.3)
+    assert [int(x) for x, _ in kept] == list(range(7)) and kept_info.num_examples == 7
+    assert [int(x) for x, _ in val] == [7, 8, 9] and val_info.num_examples == 3
+    assert "train[7:10]" in val_info.note
+    assert train.split_validation(ds, info, None) == (ds, info, None, None)
+    with pytest.raises(ValueError, match="both must be at least 1"):
+        train.split_validation(ds, info, 0.01)
+
+
+def test_new_flags_reach_the_model_the_data_and_the_run_records(folder, tmp_path, capsys):
+    out = tmp_path / "run"
+    argv = ["--model", "gplainnet2", "--dataset", str(folder), "--epochs", "1", "--batch-size", "32",
+            "--model-arg", "k_init=0.5", "--validation-split", "0.25", "--lr", "0.001",
+            "--out", str(out), "--verbose", "0"]
+    assert train.main(argv) == 0
+    printed = capsys.readouterr().out
+    assert "val_* metrics and best.keras: train[300:400]" in printed
+    fingerprint = json.loads((out / "fingerprint.json").read_text())
+    assert fingerprint["model_args"] == {"k_init": 0.5}
+    assert fingerprint["validation_split"] == 0.25 and fingerprint["lr"] == 0.001
+    assert fingerprint["recipe"]["learning_rate"] == 0.001
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["model_args"] == {"k_init": 0.5} and metrics["lr"] == 0.001
+    assert metrics["validation_split"] == 0.25 and metrics["val_num_examples"] == 100
+    assert metrics["val_split"].startswith("train[300:400]") and 0 <= metrics["val_accuracy"] <= 1
+    assert metrics["split"] == "test" and metrics["num_examples"] == 40  # test_accuracy: test
+    assert "lr 0.001 constant" in metrics["recipe"]
+    # The model was built with k_init: 13 Nadam steps of lr 0.001 move k by 0.013 at most.
+    from keras_gated.gates import gate_variables
+
+    ks = [float(keras.ops.convert_to_numpy(v)) for v in
+          gate_variables(keras.saving.load_model(out / "last.keras", compile=False))]
+    assert ks and all(abs(k - 0.5) < 0.05 for k in ks), ks
+    # The recorded command is this run: on the finished folder it only reports.
+    command = metrics["command"].split()
+    assert train.main([*command[command.index("--model"):], "--out", str(out), "--verbose", "0"]) == 0
+    assert "is already finished" in capsys.readouterr().out
+    # Another learning rate on the same folder is refused, naming it.
+    code = train.main([*argv[:-4], "--lr", "0.002", "--out", str(out), "--verbose", "0"])
+    assert code == 2 and "lr: stored 0.001, now 0.002" in capsys.readouterr().err

@@ -17,6 +17,7 @@ ReLU before the addition. Dense layers before a BN have no bias (BN's β replace
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Any
 
@@ -30,9 +31,8 @@ from keras_gated.models.application import (
     build_application,
     public_constructor,
 )
-from keras_gated.registry import register_model
+from keras_gated.registry import register_family
 
-KINDS = ("plain", "resnet", "highway")
 REGISTERED_DEPTHS = (2, 10, 20, 50, 100)
 _PREFIX = {
     ("plain", False): "plainnet",
@@ -41,6 +41,13 @@ _PREFIX = {
     ("resnet", True): "gresnetfc",
     ("highway", False): "highwayfc",
 }
+DEFAULT_UNITS = 50  # the paper's width
+
+
+def fc_net_name(prefix: str, depth: int, units: int = DEFAULT_UNITS) -> str:
+    """The model name (registry name, weight-id prefix, default ``model.name``):
+    ``gresnetfc10``; another width than the paper's is added (``gresnetfc10_w100``)."""
+    return f"{prefix}{depth}" + ("" if units == DEFAULT_UNITS else f"_w{units}")
 
 
 def _dense_bn_relu(x, units: int, name: str, bn_momentum: float):
@@ -113,7 +120,7 @@ def _fc_net(
         raise ValueError(f"`units` must be a positive integer, got {units!r}.")
     if gate is not None:
         check_gate_function(gate)
-    arch = f"{_PREFIX[(kind, gate is not None)]}{depth}" + ("" if units == 50 else f"_w{units}")
+    arch = fc_net_name(_PREFIX[(kind, gate is not None)], depth, units)
     return build_application(
         _fc_features(kind, depth, units, gate, transform_bias, k_init),
         arch=arch,
@@ -196,11 +203,12 @@ _CONSTRUCTORS = {
     "highwayfc": (HighwayFC, "Highway FC net"),
 }
 for _prefix, (_constructor, _title) in _CONSTRUCTORS.items():
-    for _depth in REGISTERED_DEPTHS:
-        register_model(
-            f"{_prefix}{_depth}",
-            _constructor,
-            family="fc",
-            description=f"{_title}, {_depth} middle layers of 50 units, 28x28x1 input",
-            depth=_depth,
-        )
+    register_family(
+        "fc",
+        _constructor,
+        arch_name=functools.partial(fc_net_name, _prefix),
+        configs=[{"depth": depth} for depth in REGISTERED_DEPTHS],
+        description=f"{_title}, {{depth}} middle layers of {DEFAULT_UNITS} units, 28x28x1 input",
+        default_recipe="rg_mnist_fc",
+        slow=lambda depth: depth >= 50,  # the 2- to 20-layer nets are the quick ones
+    )
