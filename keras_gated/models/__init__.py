@@ -1,6 +1,12 @@
 """Model families, each an applications-style constructor (see ``application.py``)."""
 
-from keras_gated.models.fc_nets import GPlainNet, GResNetFC, HighwayFC, PlainNet, ResNetFC
+from keras_gated.models.fc_nets import (
+    GPlainNet,
+    GResNetFC,
+    HighwayFC,
+    PlainNet,
+    ResNetFC,
+)
 from keras_gated.models.highway_net import HighwayNet, HighwayNet50
 from keras_gated.models.preact_resnet import (
     GResNet,

@@ -270,10 +270,11 @@ class InputSpec:
     std: tuple[float, ...] | None = None
     scale: float | None = None  # used instead of mean/std: x * scale
     spatial: bool = True  # False for fully-connected nets (no spatial pooling)
+    classes: int = 10  # the default size of the head
 
 
 CIFAR_INPUT = InputSpec((32, 32, 3), 8, mean=CIFAR_MEAN, std=CIFAR_STD)
-IMAGENET_INPUT = InputSpec((224, 224, 3), 32, mean=IMAGENET_MEAN, std=IMAGENET_STD)
+IMAGENET_INPUT = InputSpec((224, 224, 3), 32, mean=IMAGENET_MEAN, std=IMAGENET_STD, classes=1000)
 MNIST_FC_INPUT = InputSpec((28, 28, 1), None, scale=1.0 / 255.0, spatial=False)
 
 
@@ -423,15 +424,15 @@ def build_application(
     *,
     arch: str,
     spec: InputSpec,
-    include_top: bool,
-    weights: str | None,
-    input_tensor: Any,
-    input_shape: Sequence[int | None] | None,
-    pooling: str | None,
-    classes: int,
-    classifier_activation: Any,
-    include_preprocessing: bool,
-    name: str | None,
+    include_top: bool = True,
+    weights: str | None = None,
+    input_tensor: Any = None,
+    input_shape: Sequence[int | None] | None = None,
+    pooling: str | None = None,
+    classes: int | None = None,
+    classifier_activation: Any = "softmax",
+    include_preprocessing: bool = True,
+    name: str | None = None,
     head_dropout: float = 0.0,
     head_initializer: Any = "glorot_uniform",
 ) -> keras.Model:
@@ -442,7 +443,11 @@ def build_application(
             global pooling (a vector for fully-connected nets).
         arch: the registry name of this architecture (``"gresnet20"``); pretrained
             weights are looked up under it.
-        spec: the family's input defaults and normalisation.
+        spec: the family's input defaults and normalisation (``classes`` defaults to
+            ``spec.classes``).
+        include_top, weights, input_tensor, input_shape, pooling, classes,
+            classifier_activation, include_preprocessing, name: the applications
+            arguments, as the public constructor received them.
         head_dropout: dropout between ``avg_pool`` and ``predictions`` (a recipe detail
             of some families, e.g. the 19-layer Highway net).
 
@@ -451,6 +456,7 @@ def build_application(
     """
     check_data_format()
     warn_if_slow_mixed_precision()
+    classes = spec.classes if classes is None else classes
     validate_pooling(pooling)
     validate_classifier_activation(classifier_activation)
     if include_top:

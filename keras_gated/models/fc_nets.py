@@ -18,7 +18,6 @@ ReLU before the addition. Dense layers before a BN have no bias (BN's β replace
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
 from typing import Any
 
 import keras
@@ -99,15 +98,7 @@ def _fc_net(
     units: int = 50,
     transform_bias: float = -2.0,
     k_init: float = 1.0,
-    include_top: bool = True,
-    weights: str | None = None,
-    input_tensor: Any = None,
-    input_shape: Sequence[int | None] | None = None,
-    pooling: str | None = None,
-    classes: int = 10,
-    classifier_activation: Any = "softmax",
-    include_preprocessing: bool = True,
-    name: str | None = None,
+    **application: Any,
 ) -> keras.Model:
     if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
         raise ValueError(f"`depth` must be a positive integer, got {depth!r}.")
@@ -125,15 +116,7 @@ def _fc_net(
         _fc_features(kind, depth, units, gate, transform_bias, k_init),
         arch=arch,
         spec=MNIST_FC_INPUT,
-        include_top=include_top,
-        weights=weights,
-        input_tensor=input_tensor,
-        input_shape=input_shape,
-        pooling=pooling,
-        classes=classes,
-        classifier_activation=classifier_activation,
-        include_preprocessing=include_preprocessing,
-        name=name,
+        **application,
     )
 
 

@@ -19,15 +19,23 @@ Differences from the Caffe original, on purpose: the input is normalised per cha
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
 from typing import Any
 
 import keras
 
 from keras_gated.layers.highway import Highway
 from keras_gated.layers.highway_bottleneck import HighwayBottleneck
-from keras_gated.models.application import CIFAR_INPUT, IMAGENET_INPUT, build_application, public_constructor
-from keras_gated.models.resnet import RANDOM_WEIGHTS_WARNING, imagenet_stages, imagenet_stem
+from keras_gated.models.application import (
+    APPLICATION_ARGUMENTS,
+    CIFAR_INPUT,
+    IMAGENET_INPUT,
+    build_application,
+    public_constructor,
+)
+from keras_gated.models.resnet import (
+    imagenet_stages,
+    imagenet_stem,
+)
 from keras_gated.registry import register_family
 
 # (width, highway layers) per stage; a max-pool follows every stage but the last.
@@ -67,20 +75,11 @@ def _highway_net_features(variant: str, transform_bias: float):
     return features
 
 
-@public_constructor()
+@public_constructor(*APPLICATION_ARGUMENTS, defaults={"classes": 10})
 def HighwayNet(
     variant: str = "coupled",
     transform_bias: float = -2.0,
-    *,
-    include_top: bool = True,
-    weights: str | None = None,
-    input_tensor: Any = None,
-    input_shape: Sequence[int | None] | None = None,
-    pooling: str | None = None,
-    classes: int = 10,
-    classifier_activation: Any = "softmax",
-    include_preprocessing: bool = True,
-    name: str | None = None,
+    **application: Any,
 ) -> keras.Model:
     """The 19-layer CIFAR Highway net ("Highway 2", 92.14 % / 7.54 % error on CIFAR-10).
 
@@ -93,15 +92,7 @@ def HighwayNet(
         _highway_net_features(variant, transform_bias),
         arch=highwaynet_name(variant),
         spec=CIFAR_INPUT,
-        include_top=include_top,
-        weights=weights,
-        input_tensor=input_tensor,
-        input_shape=input_shape,
-        pooling=pooling,
-        classes=classes,
-        classifier_activation=classifier_activation,
-        include_preprocessing=include_preprocessing,
-        name=name,
+        **application,
         head_dropout=DROPOUT,
         head_initializer=keras.initializers.RandomNormal(stddev=0.05),
     )
@@ -136,20 +127,11 @@ def highwaynet50_name(variant: str = "highway") -> str:
     return "highwaynet50" if variant == "highway" else "highwaynet50_full"
 
 
-@public_constructor()
+@public_constructor(*APPLICATION_ARGUMENTS, defaults={"classes": 1000})
 def HighwayNet50(
     variant: str = "highway",
     transform_bias: float = -2.0,
-    *,
-    include_top: bool = True,
-    weights: str | None = None,
-    input_tensor: Any = None,
-    input_shape: Sequence[int | None] | None = None,
-    pooling: str | None = None,
-    classes: int = 1000,
-    classifier_activation: Any = "softmax",
-    include_preprocessing: bool = True,
-    name: str | None = None,
+    **application: Any,
 ) -> keras.Model:
     """The 50-layer convolutional Highway net of Greff et al. 2017, Table 1b.
 
@@ -190,10 +172,7 @@ def HighwayNet50(
         lambda x: imagenet_stages(imagenet_stem(x), HIGHWAYNET50_WIDTHS, block),
         arch=highwaynet50_name(variant),
         spec=IMAGENET_INPUT,
-        include_top=include_top, weights=weights, input_tensor=input_tensor,
-        input_shape=input_shape, pooling=pooling, classes=classes,
-        classifier_activation=classifier_activation,
-        include_preprocessing=include_preprocessing, name=name,
+        **application,
     )
 
 

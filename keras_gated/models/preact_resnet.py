@@ -33,7 +33,11 @@ from typing import Any
 
 import keras
 
-from keras_gated.layers.preact_unit import PreActUnit, check_block_type, he_normal_untruncated
+from keras_gated.layers.preact_unit import (
+    PreActUnit,
+    check_block_type,
+    he_normal_untruncated,
+)
 from keras_gated.layers.residual_gate import check_gate_function
 from keras_gated.models.application import (
     APPLICATION_ARGUMENTS,
@@ -153,15 +157,7 @@ def _resnet(
     *,
     shortcut: str = "projection",
     k_init: float = 1.0,
-    include_top: bool = True,
-    weights: str | None = None,
-    input_tensor: Any = None,
-    input_shape: Sequence[int | None] | None = None,
-    pooling: str | None = None,
-    classes: int = 10,
-    classifier_activation: Any = "softmax",
-    include_preprocessing: bool = True,
-    name: str | None = None,
+    **application: Any,
 ) -> keras.Model:
     block, units = resolve_block(depth, block)
     if gate is not None:
@@ -182,15 +178,7 @@ def _resnet(
         features,
         arch=arch,
         spec=CIFAR_INPUT,
-        include_top=include_top,
-        weights=weights,
-        input_tensor=input_tensor,
-        input_shape=input_shape,
-        pooling=pooling,
-        classes=classes,
-        classifier_activation=classifier_activation,
-        include_preprocessing=include_preprocessing,
-        name=name,
+        **application,
     )
 
 

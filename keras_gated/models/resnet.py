@@ -20,9 +20,14 @@ from typing import Any
 import keras
 
 from keras_gated.layers.preact_unit import he_normal_untruncated
-from keras_gated.layers.resnet_bottleneck import ResNetBottleneck
 from keras_gated.layers.residual_gate import check_gate_function
-from keras_gated.models.application import IMAGENET_INPUT, build_application, public_constructor
+from keras_gated.layers.resnet_bottleneck import ResNetBottleneck
+from keras_gated.models.application import (
+    APPLICATION_ARGUMENTS,
+    IMAGENET_INPUT,
+    build_application,
+    public_constructor,
+)
 from keras_gated.registry import register_family
 
 BLOCKS_PER_STAGE = (3, 4, 6, 3)
@@ -83,44 +88,23 @@ def _resnet50(gate: str | None, k_init: float = 1.0, **kwargs: Any) -> keras.Mod
     )
 
 
-@public_constructor()
+@public_constructor(*APPLICATION_ARGUMENTS, defaults={"classes": 1000})
 def ResNet50(
-    *,
-    include_top: bool = True,
-    weights: str | None = None,
-    input_tensor: Any = None,
-    input_shape: Sequence[int | None] | None = None,
-    pooling: str | None = None,
-    classes: int = 1000,
-    classifier_activation: Any = "softmax",
-    include_preprocessing: bool = True,
-    name: str | None = None,
+    **application: Any,
 ) -> keras.Model:
     """ResNet-50 (He et al. 2015), torchvision's v1.5 layout; Greff et al. 2017 Table 1b.
     {warning}"""
     return _resnet50(
         None,
-        include_top=include_top, weights=weights, input_tensor=input_tensor,
-        input_shape=input_shape, pooling=pooling, classes=classes,
-        classifier_activation=classifier_activation,
-        include_preprocessing=include_preprocessing, name=name,
+        **application,
     )
 
 
-@public_constructor()
+@public_constructor(*APPLICATION_ARGUMENTS, defaults={"classes": 1000})
 def GResNet50(
     gate: str = "relu",
     k_init: float = 1.0,
-    *,
-    include_top: bool = True,
-    weights: str | None = None,
-    input_tensor: Any = None,
-    input_shape: Sequence[int | None] | None = None,
-    pooling: str | None = None,
-    classes: int = 1000,
-    classifier_activation: Any = "softmax",
-    include_preprocessing: bool = True,
-    name: str | None = None,
+    **application: Any,
 ) -> keras.Model:
     """ResNet-50 with one Residual Gate per block: u = ReLU(g(k)·F(x) + s(x)), k = 1.
     {warning}
@@ -134,10 +118,7 @@ def GResNet50(
     """
     return _resnet50(
         gate, k_init,
-        include_top=include_top, weights=weights, input_tensor=input_tensor,
-        input_shape=input_shape, pooling=pooling, classes=classes,
-        classifier_activation=classifier_activation,
-        include_preprocessing=include_preprocessing, name=name,
+        **application,
     )
 
 

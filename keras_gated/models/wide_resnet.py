@@ -16,7 +16,6 @@ Residual Gates Table 7 (Conv-ReLU-Conv-ReLU, biases on).
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
 from typing import Any
 
 import keras
@@ -63,15 +62,7 @@ def _wide_resnet(
     dropout: float = 0.0,
     batch_norm: bool = True,
     k_init: float = 1.0,
-    include_top: bool = True,
-    weights: str | None = None,
-    input_tensor: Any = None,
-    input_shape: Sequence[int | None] | None = None,
-    pooling: str | None = None,
-    classes: int = 10,
-    classifier_activation: Any = "softmax",
-    include_preprocessing: bool = True,
-    name: str | None = None,
+    **application: Any,
 ) -> keras.Model:
     _check_positive(n, "n")
     _check_positive(widen_factor, "widen_factor")
@@ -92,15 +83,7 @@ def _wide_resnet(
         features,
         arch=arch,
         spec=CIFAR_INPUT,
-        include_top=include_top,
-        weights=weights,
-        input_tensor=input_tensor,
-        input_shape=input_shape,
-        pooling=pooling,
-        classes=classes,
-        classifier_activation=classifier_activation,
-        include_preprocessing=include_preprocessing,
-        name=name,
+        **application,
     )
 
 
