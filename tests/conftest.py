@@ -32,6 +32,7 @@ ONCE_MODULES = (
     "tests/reliability/test_weights_hub.py",
     "tests/test_timm_api.py",
     "tests/analysis/",
+    "tests/models/test_parameter_counts.py",  # counts do not depend on the backend
 )
 # The CIFAR checkpoints' full test-split evaluations (about 20-40 s each) likewise.
 ONCE_TESTS = ("test_released_accuracy_is_reproduced[gresnet20.cifar10]",
