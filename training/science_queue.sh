@@ -1,0 +1,179 @@
+#!/usr/bin/env bash
+# The Fashion-MNIST science runs behind docs/science.md, one after the other, each resumable.
+#
+#   nohup bash training/science_queue.sh > /dev/null 2>&1 &
+#
+# from the root of a source checkout. Every run is `python -m training.train` (JAX, one
+# thread, nice 19) into $SCIENCE_RUNS/<name>/ with its output in $LOG_DIR/<name>.log
+# (appended: a resumed run keeps the earlier lines); $LOG_DIR/queue.log says what started
+# and ended. A run with metrics.json is finished and skipped, an unfinished one resumes
+# from its backup: after a crash, a kill or a new session, start the same command again.
+# A run whose loss went NaN is marked ($LOG_DIR/<name>.nan) and not retried (delete the
+# marker to retry it). A run that fails otherwise (e.g. the library does not import while
+# someone edits it) is retried after 2, 5 and 10 minutes, and the whole list is walked a
+# second time at the end. At most one queue runs at a time ($LOG_DIR/queue.lock).
+#
+# Order:
+#   a. gplainnet50, rg_mnist_fc, 100 epochs, k started at 0.5 -> gplainnet50.fashion_mnist
+#      (the folder name is the weight id that training/release.py publishes);
+#   b. highwayfc50, highway_mnist_fc (b_T = -2): lr search on the last 10 % of the training
+#      split (10 epochs per lr; 0.001 and 0.005 were added once 0.01 diverged), then the recipe's 100 epochs with the best lr by final
+#      validation accuracy on the full training split -> highwayfc50.fashion_mnist;
+#   c. Residual Gates Tables 1-2 analogue at 20 epochs (rg_mnist_fc): d = 2, 10, 20, 50, 100
+#      x plainnet / resnetfc / gplainnet / gresnetfc, then k_init 0.75 and 0.5 at d = 50
+#      and 100 for gplainnet and gresnetfc -> rgtable.<model>[.k<k_init>].e20.
+set -u
+cd "$(dirname "$0")/.." || exit 1
+
+SCIENCE_RUNS=${SCIENCE_RUNS:-training/runs/science}
+LOG_DIR=${LOG_DIR:-training/runs/science/logs}
+PYTHON=${PYTHON:-python}
+LR_SEARCH=${LR_SEARCH:-"0.001 0.003 0.005 0.01 0.03 0.1"}
+TABLE_EPOCHS=${TABLE_EPOCHS:-20}
+RETRY_WAITS=${RETRY_WAITS:-"120 300 600"}  # seconds before each retry of a failed run
+export KERAS_BACKEND=jax
+export XLA_FLAGS="--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
+export TF_NUM_INTRAOP_THREADS=1 TF_NUM_INTEROP_THREADS=1
+mkdir -p "$SCIENCE_RUNS" "$LOG_DIR"
+if ! "$PYTHON" -c "import keras" 2> /dev/null; then
+  echo "science_queue: $PYTHON cannot import keras: activate the" \
+    "project's environment (or set PYTHON) and start again" >&2
+  exit 2
+fi
+
+exec 9> "$LOG_DIR/queue.lock"
+if ! flock -n 9; then
+  echo "science_queue: another queue holds $LOG_DIR/queue.lock; not starting a second one" >&2
+  exit 1
+fi
+
+note() { echo "$(date -u '+%Y-%m-%d %H:%M:%S') $*" >> "$LOG_DIR/queue.log"; }
+
+# run NAME ARGS...: python -m training.train ARGS --dataset fashion_mnist into NAME.
+run() {
+  local name=$1; shift
+  local out="$SCIENCE_RUNS/$name" log="$LOG_DIR/$name.log"
+  if [ -f "$out/metrics.json" ]; then
+    return 0
+  fi
+  if [ -f "$LOG_DIR/$name.nan" ]; then
+    note "skip $name: its loss went NaN ($LOG_DIR/$name.nan)"
+    return 0
+  fi
+  local rc wait
+  for wait in $RETRY_WAITS stop; do
+    note "start $name: $*"
+    nice -n 19 "$PYTHON" -m training.train "$@" --dataset fashion_mnist --out "$out" \
+      --verbose 2 >> "$log" 2>&1
+    rc=$?
+    note "end $name: exit $rc"
+    if [ "$rc" -eq 0 ]; then
+      return 0
+    fi
+    if [ "$rc" -eq 1 ] && tail -n 5 "$log" | grep -q "loss became NaN"; then
+      date -u > "$LOG_DIR/$name.nan"
+      return 0
+    fi
+    if [ "$wait" = stop ]; then
+      note "give up on $name for this pass (see $log)"
+      return 0
+    fi
+    sleep "$wait"
+  done
+}
+
+queue_pass() {
+
+# a. G-PlainNet-50 with k started at 0.5.
+run gplainnet50.fashion_mnist --model gplainnet50 --recipe rg_mnist_fc --epochs 100 \
+  --model-arg k_init=0.5
+
+# b. Highway FC-50: lr search on a held-out tenth of the training split, then the full run.
+for lr in $LR_SEARCH; do
+  run "highwayfc50.lr$lr.val10" --model highwayfc50 --recipe highway_mnist_fc --epochs 10 \
+    --model-arg transform_bias=-2 --validation-split 0.1 --lr "$lr"
+done
+# The full run takes the best lr by final validation accuracy. A full run that diverges (NaN)
+# or ends at chance (test accuracy < 20 %) is set aside as highwayfc50.lr<lr>.full.collapsed,
+# its lr is marked ($LOG_DIR/highwayfc50.full.lr<lr>.failed) and the next best lr is trained.
+# While $LOG_DIR/highwayfc50.full.hold exists (it says why), the full run is skipped.
+pick_lr() {
+  "$PYTHON" - "$SCIENCE_RUNS" "$LOG_DIR" $LR_SEARCH <<'EOF'
+"""The searched lr with the highest final validation accuracy (ties: the smaller lr; a
+run whose loss went NaN counts as diverged; an lr whose full run failed is skipped);
+nothing while a search run is unfinished. Writes highwayfc50.lr_search.json."""
+import json
+import sys
+from pathlib import Path
+
+root, log_dir, lrs = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3:]
+results = {}
+for lr in lrs:
+    folder = root / f"highwayfc50.lr{lr}.val10"
+    if (folder / "metrics.json").is_file():
+        metrics = json.loads((folder / "metrics.json").read_text())
+        results[lr] = {"val_accuracy": metrics["val_accuracy"], "val_split": metrics["val_split"],
+                       "command": metrics["command"]}
+    elif (log_dir / f"{folder.name}.nan").is_file():
+        results[lr] = None  # diverged
+failed = [lr for lr in lrs if (log_dir / f"highwayfc50.full.lr{lr}.failed").is_file()]
+finite = {lr: r for lr, r in results.items() if r is not None and lr not in failed}
+if len(results) == len(lrs) and finite:
+    best = max(finite, key=lambda lr: (finite[lr]["val_accuracy"], -float(lr)))
+    (root / "highwayfc50.lr_search.json").write_text(json.dumps(
+        {"best_lr": float(best), "by": "final-epoch val_accuracy", "failed_full_runs": failed,
+         "runs": results}, indent=2) + "\n")
+    print(best)
+EOF
+}
+
+full_run_failed() {  # the full run diverged or ended at chance
+  local out="$SCIENCE_RUNS/highwayfc50.fashion_mnist"
+  [ -f "$LOG_DIR/highwayfc50.fashion_mnist.nan" ] && return 0
+  [ -f "$out/metrics.json" ] && "$PYTHON" -c \
+    "import json, sys; sys.exit(json.load(open(sys.argv[1]))['test_accuracy'] >= 0.2)" \
+    "$out/metrics.json"
+}
+
+while :; do
+  if [ -f "$LOG_DIR/highwayfc50.full.hold" ]; then
+    note "skip highwayfc50.fashion_mnist: held ($LOG_DIR/highwayfc50.full.hold says why)"
+    break
+  fi
+  best_lr=$(pick_lr)
+  if [ -z "$best_lr" ]; then
+    note "skip highwayfc50.fashion_mnist: the lr search is unfinished (or every lr failed)"
+    break
+  fi
+  run highwayfc50.fashion_mnist --model highwayfc50 --recipe highway_mnist_fc --epochs 100 \
+    --model-arg transform_bias=-2 --lr "$best_lr"
+  if ! full_run_failed; then
+    break
+  fi
+  note "highwayfc50.fashion_mnist with lr $best_lr diverged or ended at chance: set aside"
+  mv "$SCIENCE_RUNS/highwayfc50.fashion_mnist" "$SCIENCE_RUNS/highwayfc50.lr$best_lr.full.collapsed"
+  mv "$LOG_DIR/highwayfc50.fashion_mnist.log" "$LOG_DIR/highwayfc50.lr$best_lr.full.collapsed.log"
+  rm -f "$LOG_DIR/highwayfc50.fashion_mnist.nan"
+  date -u > "$LOG_DIR/highwayfc50.full.lr$best_lr.failed"
+done
+
+# c. Residual Gates Tables 1-2 analogue, then the k_init ablation.
+for depth in 2 10 20 50 100; do
+  for family in plainnet resnetfc gplainnet gresnetfc; do
+    run "rgtable.$family$depth.e$TABLE_EPOCHS" --model "$family$depth" --recipe rg_mnist_fc \
+      --epochs "$TABLE_EPOCHS"
+  done
+done
+for k in 0.75 0.5; do
+  for depth in 50 100; do
+    for family in gplainnet gresnetfc; do
+      run "rgtable.$family$depth.k$k.e$TABLE_EPOCHS" --model "$family$depth" --recipe rg_mnist_fc \
+        --epochs "$TABLE_EPOCHS" --model-arg "k_init=$k"
+    done
+  done
+done
+}
+
+queue_pass
+queue_pass  # runs that failed in the first pass get another chance; finished ones are skipped
+note "queue done"

@@ -1,0 +1,125 @@
+"""Where the runs of ``training/science_queue.sh`` stand, as Markdown table rows.
+
+    python -m training.science_report [--root training/runs/science] [--evaluate] NAME...
+
+For each run folder ``ROOT/NAME``: finished (``metrics.json``: test accuracy and error of
+the last epoch, final validation accuracy when a split was held out), running (the last
+logged epoch) or not started; the mean k over every Residual Gate at the last logged epoch
+(``gates.csv``); and the command that reproduces it. ``--evaluate`` re-measures each
+finished run's test accuracy with ``keras-gated evaluate`` on the final backup weights
+(the command is printed beside the number) and refuses a disagreement over 0.1 point.
+Without ``--evaluate`` nothing here imports Keras.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+TOLERANCE = 0.001  # accuracy, as training/release.py
+
+
+def mean_k(folder: Path) -> tuple[float | None, int | None]:
+    """(mean k over the gates, epoch) at the last epoch of ``gates.csv``; (None, None)."""
+    path = folder / "gates.csv"
+    if not path.is_file():
+        return None, None
+    with path.open(newline="") as f:
+        rows = list(csv.DictReader(f))
+    if not rows:
+        return None, None
+    last = max(int(r["epoch"]) for r in rows)
+    ks = [float(r["k"]) for r in rows if int(r["epoch"]) == last]
+    return sum(ks) / len(ks), last + 1
+
+
+def logged_epochs(folder: Path) -> int:
+    path = folder / "log.csv"
+    if not path.is_file():
+        return 0
+    with path.open(newline="") as f:
+        return sum(1 for _ in csv.DictReader(f))
+
+
+def final_weights(folder: Path) -> Path | None:
+    pointer = folder / "backup" / "latest.json"
+    if not pointer.is_file():
+        return None
+    return folder / "backup" / json.loads(pointer.read_text())["weights"]
+
+
+def evaluate_command(model: str, weights: Path) -> str:
+    return shlex.join(["keras-gated", "evaluate", model, "--weights", str(weights),
+                       "--dataset", "fashion_mnist"])
+
+
+def evaluate(model: str, weights: Path) -> float:
+    """``keras-gated evaluate``'s test accuracy, run as the command itself."""
+    result = subprocess.run(shlex.split(evaluate_command(model, weights)), capture_output=True,
+                            text=True, check=True)
+    for line in result.stdout.splitlines():
+        if line.startswith("test accuracy:"):
+            return float(line.split(":", 1)[1])
+    raise RuntimeError(f"no test accuracy in the output of {evaluate_command(model, weights)}")
+
+
+def report(folder: Path, *, re_evaluate: bool) -> dict:
+    """What a run folder holds, as one dict."""
+    row: dict = {"name": folder.name, "folder": str(folder)}
+    k, k_epoch = mean_k(folder)
+    row["mean_k"], row["k_epoch"] = k, k_epoch
+    metrics_path = folder / "metrics.json"
+    if not metrics_path.is_file():
+        row["status"] = f"running ({logged_epochs(folder)} epochs logged)" if folder.is_dir() \
+            else "not started"
+        return row
+    metrics = json.loads(metrics_path.read_text())
+    row.update(status="finished", test_accuracy=metrics["test_accuracy"],
+               epochs=metrics["epochs"], command=metrics["command"],
+               val_split=metrics.get("val_split", "test"),
+               val_accuracy=metrics.get("val_accuracy"), model=metrics["model"])
+    weights = final_weights(folder)
+    if weights is not None:
+        row["evaluate_command"] = evaluate_command(metrics["model"], weights)
+        if re_evaluate:
+            measured = evaluate(metrics["model"], weights)
+            row["evaluated_accuracy"] = measured
+            if abs(measured - metrics["test_accuracy"]) > TOLERANCE:
+                raise SystemExit(f"{folder}: keras-gated evaluate gives {measured:.4f}, "
+                                 f"metrics.json {metrics['test_accuracy']:.4f}")
+    return row
+
+
+def markdown(row: dict) -> str:
+    k = f"{row['mean_k']:.2f}" if row.get("mean_k") is not None else "—"
+    if row["status"] != "finished":
+        return f"| `{row['name']}` | {row['status']} | — | {k} | — |"
+    accuracy = row.get("evaluated_accuracy", row["test_accuracy"])
+    val = (f"; val {100 * row['val_accuracy']:.2f} % ({row['val_split']})"
+           if row.get("val_accuracy") is not None else "")
+    return (f"| `{row['name']}` | {100 * accuracy:.2f} % | {100 * (1 - accuracy):.2f} %{val} | "
+            f"{k} | `{row['command']}` |")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m training.science_report",
+                                     description=__doc__.split("\n")[0])
+    parser.add_argument("names", nargs="+", help="run folder names under --root")
+    parser.add_argument("--root", default="training/runs/science")
+    parser.add_argument("--evaluate", action="store_true",
+                        help="re-measure finished runs with keras-gated evaluate")
+    parser.add_argument("--json", action="store_true", help="one JSON object per run")
+    args = parser.parse_args(argv)
+    for name in args.names:
+        row = report(Path(args.root) / name, re_evaluate=args.evaluate)
+        print(json.dumps(row) if args.json else markdown(row))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
