@@ -284,14 +284,19 @@ def needs_no_backend(args: argparse.Namespace) -> bool:
 
 
 def start_keras(args: argparse.Namespace) -> None:
-    """Import Keras quietly before a subcommand runs. Registry-only subcommands use the
-    light ``numpy`` backend (when JAX, which it needs, is installed): they build nothing,
-    so they need not start TensorFlow."""
+    """Import Keras quietly before a subcommand runs. Registry-only subcommands import no
+    backend: they read the registry from ``keras_gated.catalog``'s data file."""
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     if "keras" in sys.modules:
         return
-    if needs_no_backend(args) and importlib.util.find_spec("jax") is not None:
-        os.environ["KERAS_BACKEND"] = "numpy"
+    if needs_no_backend(args):
+        from keras_gated.catalog import fill_registry_from_catalog
+
+        fill_registry_from_catalog()
+        # Should anything import Keras after all, the light numpy backend suffices.
+        if importlib.util.find_spec("jax") is not None:
+            os.environ.setdefault("KERAS_BACKEND", "numpy")
+        return
     with native_stderr_silenced():
         import keras  # noqa: F401
     import keras_gated.models  # noqa: F401  (the families register their models)

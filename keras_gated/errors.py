@@ -58,6 +58,13 @@ def run_command(prog: str, command: Callable[[], int], *, debug: bool = False) -
     except KeyboardInterrupt:
         print(f"{prog}: interrupted", file=sys.stderr)
         return INTERRUPTED
+    except BrokenPipeError:
+        # The reader went away (`keras-gated list | head`): stop quietly, as Unix tools do.
+        # Python's exit would flush stdout into the closed pipe again, so point it at
+        # /dev/null first.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
     except ValueError as error:
         if debug_enabled(debug):
             raise

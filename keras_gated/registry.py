@@ -20,11 +20,12 @@ import fnmatch
 import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
-
-import keras
+from typing import TYPE_CHECKING, Any
 
 from keras_gated.pretrained.config import split_weight_id
+
+if TYPE_CHECKING:  # Keras is imported by the families, not by the registry itself
+    import keras
 
 
 @dataclass(frozen=True)
@@ -69,11 +70,7 @@ def register_model(
 
 
 def _add_entry(name, constructor, family, description, default_recipe, slow, kwargs) -> ModelEntry:
-    if name != name.lower() or "." in name:
-        raise ValueError(f"Model names are lower case without dots, got {name!r}.")
-    if name in _REGISTRY:
-        raise ValueError(f"A model named {name!r} is already registered.")
-    entry = ModelEntry(
+    return add_entry(ModelEntry(
         name,
         constructor,
         dict(kwargs),
@@ -82,8 +79,17 @@ def _add_entry(name, constructor, family, description, default_recipe, slow, kwa
         default_recipe=default_recipe,
         supports_dropout=_takes_dropout(constructor),
         slow=bool(slow),
-    )
-    _REGISTRY[name] = entry
+    ))
+
+
+def add_entry(entry: ModelEntry) -> ModelEntry:
+    """Register a complete entry (``register_model`` and ``register_family`` build theirs
+    from a constructor; ``keras_gated.catalog`` reads them from its data file)."""
+    if entry.name != entry.name.lower() or "." in entry.name:
+        raise ValueError(f"Model names are lower case without dots, got {entry.name!r}.")
+    if entry.name in _REGISTRY:
+        raise ValueError(f"A model named {entry.name!r} is already registered.")
+    _REGISTRY[entry.name] = entry
     return entry
 
 

@@ -36,16 +36,32 @@ def _console_script() -> str:
 def test_registry_commands_are_quiet_and_start_no_tensorflow(argv):
     import subprocess
     import sys
+    import time
 
+    start = time.perf_counter()
     result = subprocess.run([_console_script(), *argv], capture_output=True, text=True,
                             timeout=300)
+    elapsed = time.perf_counter() - start
     assert result.returncode == 0 and result.stderr == "", result.stderr
     assert "gresnet20" in result.stdout
+    assert elapsed < 2.0, f"keras-gated {' '.join(argv)} took {elapsed:.2f} s"
     probe = ("import sys; sys.argv = ['keras-gated']; from keras_gated.cli import main; "
-             f"main({argv!r}); print('tensorflow' in sys.modules)")
+             f"main({argv!r}); print(sorted({{'keras', 'tensorflow', 'jax', 'torch'}} "
+             "& set(sys.modules)))")
     imported = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                               timeout=300)
-    assert imported.stdout.strip().splitlines()[-1] == "False", imported.stderr[-2000:]
+    assert imported.stdout.strip().splitlines()[-1] == "[]", imported.stderr[-2000:]
+
+
+def test_a_closed_pipe_ends_the_listing_quietly():
+    import subprocess
+
+    listing = subprocess.Popen([_console_script(), "list"], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE)
+    first = listing.stdout.readline()
+    listing.stdout.close()  # the reader goes away, as `keras-gated list | head -1` does
+    _, stderr = listing.communicate(timeout=60)
+    assert first.strip() and listing.returncode == 0 and stderr == b"", stderr
 
 
 def test_a_command_that_builds_a_model_prints_no_native_log_lines(tmp_path):

@@ -133,6 +133,14 @@ def test_installed_wheel_loads_the_bundled_weights(installed, tmp_path):
     assert weights == installed / "keras_gated" / "_zoo" / DEMO_ID / "model.weights.h5"
 
 
+def test_installed_wheel_lists_models_from_its_catalog(installed, tmp_path):
+    code = ("import sys; sys.argv = ['keras-gated']; from keras_gated.cli import main; "
+            "main(['list', 'gresnet2*']); print(sorted({'keras', 'tensorflow'} & set(sys.modules)))")
+    result = _python_outside(installed, ["-c", code], tmp_path)
+    assert result.returncode == 0, result.stderr[-4000:]
+    assert result.stdout.split()[0] == "gresnet20" and result.stdout.strip().endswith("[]")
+
+
 def test_training_is_not_installed(installed, tmp_path):
     result = _python_outside(installed, ["-c", "import training"], tmp_path)
     assert result.returncode != 0

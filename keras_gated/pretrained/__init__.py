@@ -37,7 +37,17 @@ from keras_gated.pretrained.sources import (
     sha256_of,
     zoo_dir,
 )
-from keras_gated.pretrained.zoo_folder import save_zoo_folder
+
+
+def __getattr__(name: str):
+    """``save_zoo_folder`` imports Keras: loaded on first use, so that reading configs
+    (``keras-gated list``) does not start a backend."""
+    if name == "save_zoo_folder":
+        from keras_gated.pretrained.zoo_folder import save_zoo_folder
+
+        return save_zoo_folder
+    raise AttributeError(f"module 'keras_gated.pretrained' has no attribute {name!r}")
+
 
 __all__ = [
     "HUB_ORG",
