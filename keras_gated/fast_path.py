@@ -21,9 +21,30 @@ XLA_ON_TENSORFLOW_CPU = True
 
 @keras.saving.register_keras_serializable(package=PACKAGE)
 class GatedModel(Functional):
-    """A Keras functional model whose ``jit_compile="auto"`` is the fast path here, and
-    which names the expected input shape in one sentence when called on a batch of the
-    wrong rank."""
+    """A Keras functional model whose ``jit_compile="auto"`` is the fast path here, which
+    names the expected input shape in one sentence when called on a batch of the wrong
+    rank, and whose config keeps what ``keras.saving.load_model`` needs to give it back
+    its keras-gated attributes."""
+
+    #: Set by ``keras_gated.models.application``: gives a reloaded model back what
+    #: ``get_config`` saved under ``"keras_gated"`` (timm's conveniences, class names).
+    restore_extras = None
+
+    def get_config(self) -> dict:
+        config = super().get_config()
+        extras = getattr(self, "_keras_gated_extras", None)
+        if extras is not None:
+            config["keras_gated"] = extras
+        return config
+
+    @classmethod
+    def from_config(cls, config: dict, custom_objects=None):
+        config = dict(config)
+        extras = config.pop("keras_gated", None)
+        model = super().from_config(config, custom_objects)
+        if extras is not None and GatedModel.restore_extras is not None:
+            GatedModel.restore_extras(model, extras)
+        return model
 
     def __call__(self, *args, **kwargs):
         # Checked before Keras's call wrapper, which would append a dump of the array.

@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 
 import keras_gated as kg
-from keras_gated.registry import get_model_entry
 from keras_gated.pretrained import get_pretrained_cfg, list_pretrained, tags_for
 from tests.helpers import to_numpy
 from tests.models.test_families import registered_models
@@ -153,3 +152,32 @@ def test_list_models_filters():
     ]
     released = kg.list_models(pretrained=True, exclude_filters="*.fashion_mnist")
     assert released and all(not name.endswith(".fashion_mnist") for name in released)
+
+
+@pytest.mark.parametrize("name, weights", [("gresnet20", "cifar10"), ("highwayfc10", None)])
+def test_a_reloaded_model_keeps_the_timm_api(name, weights, tmp_path):
+    import keras
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # a superseded checkpoint's caveat
+        model = kg.create_model(name, weights=weights)
+    model.save(tmp_path / "model.keras")
+    reloaded = keras.saving.load_model(tmp_path / "model.keras")
+    assert reloaded.num_classes == model.num_classes == 10
+    assert reloaded.pretrained_cfg == (None if weights is None else
+                                       _as_json(model.pretrained_cfg))
+    assert reloaded.class_names == model.class_names
+    x = np.random.default_rng(0).uniform(0, 255, (2, *model.input_shape[1:])).astype("float32")
+    features = to_numpy(reloaded.forward_features(x))
+    np.testing.assert_allclose(features, to_numpy(model.forward_features(x)), atol=1e-6)
+    np.testing.assert_allclose(to_numpy(reloaded.forward_head(features)), to_numpy(model(x)),
+                               atol=1e-6)
+    smaller = reloaded.reset_classifier(3)
+    assert smaller.output_shape == (None, 3) and smaller.num_classes == 3
+
+
+def _as_json(value):
+    """``value`` as it comes back from a saved config (tuples become lists)."""
+    import json
+
+    return json.loads(json.dumps(value))

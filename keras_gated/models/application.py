@@ -554,9 +554,8 @@ def attach_timm_api(
       (``pre_logits=True``: the pooled features); ``forward_head(forward_features(x))``
       equals ``model(x)``.
 
-    They are Python attributes, not part of the saved config: a model reloaded with
-    ``keras.saving.load_model`` does not have them (``keras_gated.create_model`` the
-    architecture and load the weights file to keep them).
+    They are Python attributes; the model's config keeps what rebuilds them, so a model
+    reloaded with ``keras.saving.load_model`` has them too.
     """
     inputs = model.inputs[0] if len(model.inputs) == 1 else model.inputs
     layer_names = {layer.name for layer in model.layers}
@@ -594,13 +593,47 @@ def attach_timm_api(
             new, feature_map, head, num_classes=num_classes, pretrained_cfg=pretrained_cfg
         )
 
-    # object.__setattr__: a plain dict, not one wrapped by Keras' attribute tracking.
+    # object.__setattr__: plain values, not ones wrapped by Keras' attribute tracking.
     object.__setattr__(model, "pretrained_cfg", pretrained_cfg)
     model.num_classes = num_classes
     model.forward_features = forward_features
     model.forward_head = forward_head
     model.reset_classifier = reset_classifier
+    object.__setattr__(model, "_keras_gated_extras", {
+        "num_classes": num_classes,
+        "pretrained_cfg": pretrained_cfg,
+        "class_names": list(model.class_names) if getattr(model, "class_names", None) else None,
+        "feature_layer": feature_map._keras_history[0].name,
+        "head": {
+            "spatial": head.spatial,
+            "classifier_activation": keras.activations.serialize(
+                keras.activations.get(head.classifier_activation)),
+            "head_dropout": head.head_dropout,
+            "head_initializer": keras.initializers.serialize(
+                keras.initializers.get(head.head_initializer)),
+        },
+    })
     return model
+
+
+def restore_timm_api(model: keras.Model, extras: dict) -> None:
+    """Give a model reloaded by ``keras.saving.load_model`` the attributes
+    ``attach_timm_api`` gave the original (saved in its config under ``"keras_gated"``)."""
+    saved_head = extras["head"]
+    head = HeadSpec(
+        spatial=saved_head["spatial"],
+        classifier_activation=keras.activations.deserialize(saved_head["classifier_activation"]),
+        head_dropout=saved_head["head_dropout"],
+        head_initializer=keras.initializers.deserialize(saved_head["head_initializer"]),
+    )
+    names = extras["class_names"]
+    model.class_names = None if names is None else tuple(names)
+    feature_map = model.get_layer(extras["feature_layer"]).output
+    attach_timm_api(model, feature_map, head, num_classes=extras["num_classes"],
+                    pretrained_cfg=extras["pretrained_cfg"])
+
+
+GatedModel.restore_extras = restore_timm_api
 
 
 def check_data_format() -> None:
