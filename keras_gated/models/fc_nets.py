@@ -57,7 +57,13 @@ def _dense_bn_relu(x, units: int, name: str, bn_momentum: float):
 
 
 def _fc_features(
-    kind: str, depth: int, units: int, gate: str | None, transform_bias: float, k_init: float
+    kind: str,
+    depth: int,
+    units: int,
+    gate: str | None,
+    transform_bias: float,
+    k_init: float,
+    highway: dict,
 ):
     bn_momentum = 0.99  # Keras defaults: the paper's nets were written in Keras
 
@@ -83,7 +89,8 @@ def _fc_features(
         else:
             for i in range(1, depth + 1):
                 x = Highway(
-                    "dense", transform_bias_initializer=transform_bias, name=f"block{i}"
+                    "dense", transform_bias_initializer=transform_bias, name=f"block{i}",
+                    **highway,
                 )(x)
         return x
 
@@ -98,6 +105,7 @@ def _fc_net(
     units: int = 50,
     transform_bias: float = -2.0,
     k_init: float = 1.0,
+    highway: dict | None = None,
     **application: Any,
 ) -> keras.Model:
     if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
@@ -113,7 +121,7 @@ def _fc_net(
         check_gate_function(gate)
     arch = fc_net_name(_PREFIX[(kind, gate is not None)], depth, units)
     return build_application(
-        _fc_features(kind, depth, units, gate, transform_bias, k_init),
+        _fc_features(kind, depth, units, gate, transform_bias, k_init, highway or {}),
         arch=arch,
         spec=MNIST_FC_INPUT,
         **application,
@@ -153,9 +161,18 @@ def GResNetFC(depth: int = 10, units: int = 50, gate: str = "relu", **kwargs: An
 
 @public_constructor(*APPLICATION_ARGUMENTS, defaults={"classes": 10})
 def HighwayFC(
-    depth: int = 10, units: int = 50, transform_bias: float = -2.0, **kwargs: Any
+    depth: int = 10,
+    units: int = 50,
+    transform_bias: float = -2.0,
+    activation: str = "relu",
+    kernel_initializer: str | dict = "he_normal",
+    **kwargs: Any,
 ) -> keras.Model:
-    return _fc_net("highway", None, depth=depth, units=units, transform_bias=transform_bias, **kwargs)
+    return _fc_net(
+        "highway", None, depth=depth, units=units, transform_bias=transform_bias,
+        highway={"activation": activation, "kernel_initializer": kernel_initializer},
+        **kwargs,
+    )
 
 
 PlainNet.__doc__ = "Plain FC net: ``depth`` Dot-BN-ReLU layers (Residual Gates Table 1)." + _ARGS_DOC
@@ -176,6 +193,8 @@ HighwayFC.__doc__ = (
     "Highway FC net: ``depth`` layers y = H·T + x·(1 − T) (Srivastava et al. 2015)."
     + _ARGS_DOC
     + "        transform_bias: start value of every b_T (negative: start by carrying).\n"
+    + "        activation: the activation of H (``relu`` or ``tanh``: the paper searched both).\n"
+    + "        kernel_initializer: of the H and T weights (He et al. 2015, as in the paper).\n"
 )
 
 _CONSTRUCTORS = {

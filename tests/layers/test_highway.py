@@ -141,3 +141,21 @@ def test_round_trip_every_variant(variant, tmp_path):
 def test_rank_mismatch_is_a_clear_error():
     with pytest.raises(ValueError, match="rank 4"):
         Highway("conv")(np.zeros((2, 5), "float32"))
+
+
+def test_highway_fc_takes_the_papers_search_dimensions():
+    """H's activation (ReLU or tanh) and the weights' initializer reach every highway layer;
+    the default is He initialisation, as in Srivastava et al. 2015 §4.1."""
+    import keras_gated as kg
+
+    default = kg.HighwayFC(depth=2)
+    for i in (1, 2):
+        config = default.get_layer(f"block{i}").get_config()
+        assert config["activation"] == "relu"
+        assert config["kernel_initializer"]["class_name"] == "HeNormal"
+    tanh = kg.HighwayFC(depth=2, activation="tanh", kernel_initializer="glorot_uniform")
+    config = tanh.get_layer("block2").get_config()
+    assert config["activation"] == "tanh"
+    assert config["kernel_initializer"]["class_name"] == "GlorotUniform"
+    x = np.full((2, 28, 28, 1), 200.0, "float32")
+    assert np.all(np.isfinite(to_numpy(tanh(x))))
