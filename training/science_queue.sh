@@ -16,9 +16,10 @@
 # Order:
 #   a. gplainnet50, rg_mnist_fc, 100 epochs, k started at 0.5 -> gplainnet50.fashion_mnist
 #      (the folder name is the weight id that training/release.py publishes);
-#   b. highwayfc50, highway_mnist_fc (b_T = -2): lr search on the last 10 % of the training
-#      split (10 epochs per lr; 0.001 and 0.005 were added once 0.01 diverged), then the recipe's 100 epochs with the best lr by final
-#      validation accuracy on the full training split -> highwayfc50.fashion_mnist;
+#   b. highwayfc50, highway_mnist_fc (b_T = -2, He init): search over the activation of H
+#      (relu, tanh) and lr with the last 10 % of the training split held out (10 epochs
+#      each), then the recipe's 100 epochs with the best pair by final validation accuracy
+#      on the full training split -> highwayfc50.fashion_mnist;
 #   c. Residual Gates Tables 1-2 analogue at 20 epochs (rg_mnist_fc): d = 2, 10, 20, 50, 100
 #      x plainnet / resnetfc / gplainnet / gresnetfc, then k_init 0.75 and 0.5 at d = 50
 #      and 100 for gplainnet and gresnetfc -> rgtable.<model>[.k<k_init>].e20.
@@ -28,7 +29,8 @@ cd "$(dirname "$0")/.." || exit 1
 SCIENCE_RUNS=${SCIENCE_RUNS:-training/runs/science}
 LOG_DIR=${LOG_DIR:-training/runs/science/logs}
 PYTHON=${PYTHON:-python}
-LR_SEARCH=${LR_SEARCH:-"0.001 0.003 0.005 0.01 0.03 0.1"}
+LR_SEARCH=${LR_SEARCH:-"0.001 0.003 0.01 0.03"}
+HIGHWAY_ACTIVATIONS=${HIGHWAY_ACTIVATIONS:-"relu tanh"}
 TABLE_EPOCHS=${TABLE_EPOCHS:-20}
 RETRY_WAITS=${RETRY_WAITS:-"120 300 600"}  # seconds before each retry of a failed run
 export KERAS_BACKEND=jax
@@ -88,41 +90,53 @@ queue_pass() {
 run gplainnet50.fashion_mnist --model gplainnet50 --recipe rg_mnist_fc --epochs 100 \
   --model-arg k_init=0.5
 
-# b. Highway FC-50: lr search on a held-out tenth of the training split, then the full run.
-for lr in $LR_SEARCH; do
-  run "highwayfc50.lr$lr.val10" --model highwayfc50 --recipe highway_mnist_fc --epochs 10 \
-    --model-arg transform_bias=-2 --validation-split 0.1 --lr "$lr"
+# b. Highway FC-50 with the Highway paper's init (He) and its search dimensions: activation
+# of H (relu, tanh) x lr, 10 epochs each on the training split less its last tenth (held
+# out), then the recipe's 100 epochs on the full training split with the best pair by final
+# validation accuracy. (The first search, with Glorot init and relu, is kept as
+# highwayfc50.lr<lr>.val10; both of its full runs collapsed.)
+for act in $HIGHWAY_ACTIVATIONS; do
+  for lr in $LR_SEARCH; do
+    run "highwayfc50.he.$act.lr$lr.val10" --model highwayfc50 --recipe highway_mnist_fc \
+      --epochs 10 --model-arg transform_bias=-2 --model-arg kernel_initializer=he_normal \
+      --model-arg "activation=$act" --validation-split 0.1 --lr "$lr"
+  done
 done
-# The full run takes the best lr by final validation accuracy. A full run that diverges (NaN)
-# or ends at chance (test accuracy < 20 %) is set aside as highwayfc50.lr<lr>.full.collapsed,
-# its lr is marked ($LOG_DIR/highwayfc50.full.lr<lr>.failed) and the next best lr is trained.
+# A full run that diverges (NaN) or ends at chance (test accuracy < 20 %) is set aside as
+# highwayfc50.<act>.lr<lr>.full.collapsed, the pair is marked
+# ($LOG_DIR/highwayfc50.full.<act>.lr<lr>.failed) and the next best pair is trained.
 # While $LOG_DIR/highwayfc50.full.hold exists (it says why), the full run is skipped.
-pick_lr() {
-  "$PYTHON" - "$SCIENCE_RUNS" "$LOG_DIR" $LR_SEARCH <<'EOF'
-"""The searched lr with the highest final validation accuracy (ties: the smaller lr; a
-run whose loss went NaN counts as diverged; an lr whose full run failed is skipped);
-nothing while a search run is unfinished. Writes highwayfc50.lr_search.json."""
+pick_pair() {
+  "$PYTHON" - "$SCIENCE_RUNS" "$LOG_DIR" "$HIGHWAY_ACTIVATIONS" $LR_SEARCH <<'EOF'
+"""The searched (activation, lr) with the highest final validation accuracy (ties: the
+smaller lr; a run whose loss went NaN counts as diverged; a pair whose full run failed is
+skipped), printed as "act lr"; nothing while a search run is unfinished. Writes
+highwayfc50.search.json."""
 import json
 import sys
 from pathlib import Path
 
-root, log_dir, lrs = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3:]
+root, log_dir, acts, lrs = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3].split(), sys.argv[4:]
 results = {}
-for lr in lrs:
-    folder = root / f"highwayfc50.lr{lr}.val10"
-    if (folder / "metrics.json").is_file():
-        metrics = json.loads((folder / "metrics.json").read_text())
-        results[lr] = {"val_accuracy": metrics["val_accuracy"], "val_split": metrics["val_split"],
-                       "command": metrics["command"]}
-    elif (log_dir / f"{folder.name}.nan").is_file():
-        results[lr] = None  # diverged
-failed = [lr for lr in lrs if (log_dir / f"highwayfc50.full.lr{lr}.failed").is_file()]
-finite = {lr: r for lr, r in results.items() if r is not None and lr not in failed}
-if len(results) == len(lrs) and finite:
-    best = max(finite, key=lambda lr: (finite[lr]["val_accuracy"], -float(lr)))
-    (root / "highwayfc50.lr_search.json").write_text(json.dumps(
-        {"best_lr": float(best), "by": "final-epoch val_accuracy", "failed_full_runs": failed,
-         "runs": results}, indent=2) + "\n")
+for act in acts:
+    for lr in lrs:
+        name = f"highwayfc50.he.{act}.lr{lr}.val10"
+        key = f"{act} {lr}"
+        if (root / name / "metrics.json").is_file():
+            metrics = json.loads((root / name / "metrics.json").read_text())
+            results[key] = {"val_accuracy": metrics["val_accuracy"],
+                            "val_split": metrics["val_split"], "command": metrics["command"]}
+        elif (log_dir / f"{name}.nan").is_file():
+            results[key] = None  # diverged
+failed = [key for key in results
+          if (log_dir / "highwayfc50.full.{}.lr{}.failed".format(*key.split())).is_file()]
+finite = {k: r for k, r in results.items() if r is not None and k not in failed}
+if len(results) == len(acts) * len(lrs) and finite:
+    best = max(finite, key=lambda k: (finite[k]["val_accuracy"], -float(k.split()[1])))
+    (root / "highwayfc50.search.json").write_text(json.dumps(
+        {"best": {"activation": best.split()[0], "lr": float(best.split()[1])},
+         "init": "he_normal", "transform_bias": -2, "by": "final-epoch val_accuracy",
+         "failed_full_runs": failed, "runs": results}, indent=2) + "\n")
     print(best)
 EOF
 }
@@ -140,21 +154,25 @@ while :; do
     note "skip highwayfc50.fashion_mnist: held ($LOG_DIR/highwayfc50.full.hold says why)"
     break
   fi
-  best_lr=$(pick_lr)
-  if [ -z "$best_lr" ]; then
-    note "skip highwayfc50.fashion_mnist: the lr search is unfinished (or every lr failed)"
+  best=$(pick_pair)
+  if [ -z "$best" ]; then
+    note "skip highwayfc50.fashion_mnist: the search is unfinished (or every pair failed)"
     break
   fi
+  read -r best_act best_lr <<< "$best"
   run highwayfc50.fashion_mnist --model highwayfc50 --recipe highway_mnist_fc --epochs 100 \
-    --model-arg transform_bias=-2 --lr "$best_lr"
+    --model-arg transform_bias=-2 --model-arg kernel_initializer=he_normal \
+    --model-arg "activation=$best_act" --lr "$best_lr"
   if ! full_run_failed; then
     break
   fi
-  note "highwayfc50.fashion_mnist with lr $best_lr diverged or ended at chance: set aside"
-  mv "$SCIENCE_RUNS/highwayfc50.fashion_mnist" "$SCIENCE_RUNS/highwayfc50.lr$best_lr.full.collapsed"
-  mv "$LOG_DIR/highwayfc50.fashion_mnist.log" "$LOG_DIR/highwayfc50.lr$best_lr.full.collapsed.log"
+  note "highwayfc50.fashion_mnist with $best_act, lr $best_lr diverged or ended at chance: set aside"
+  mv "$SCIENCE_RUNS/highwayfc50.fashion_mnist" \
+    "$SCIENCE_RUNS/highwayfc50.$best_act.lr$best_lr.full.collapsed"
+  mv "$LOG_DIR/highwayfc50.fashion_mnist.log" \
+    "$LOG_DIR/highwayfc50.$best_act.lr$best_lr.full.collapsed.log"
   rm -f "$LOG_DIR/highwayfc50.fashion_mnist.nan"
-  date -u > "$LOG_DIR/highwayfc50.full.lr$best_lr.failed"
+  date -u > "$LOG_DIR/highwayfc50.full.$best_act.lr$best_lr.failed"
 done
 
 # c. Residual Gates Tables 1-2 analogue, then the k_init ablation.

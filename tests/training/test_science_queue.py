@@ -13,7 +13,13 @@ from training import science_report
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "training" / "science_queue.sh"
-LRS = ("0.001", "0.003", "0.005", "0.01", "0.03", "0.1")
+LRS = ("0.001", "0.003", "0.01", "0.03")
+ACTS = ("relu", "tanh")
+PAIRS = [(act, lr) for act in ACTS for lr in LRS]  # the search, in the queue's order
+
+
+def _search(act: str, lr: str) -> str:
+    return f"highwayfc50.he.{act}.lr{lr}.val10"
 
 pytestmark = pytest.mark.skipif(shutil.which("bash") is None or shutil.which("flock") is None,
                                 reason="needs bash and flock")
@@ -43,30 +49,38 @@ def test_the_queue_runs_in_order_and_waits_for_the_lr_search(tmp_path):
     calls = _queue(tmp_path, tmp_path / "runs", tmp_path / "logs")
     outs = [c.split("--out ")[1].split()[0].rsplit("/", 1)[1] for c in calls]
     assert outs[0] == "gplainnet50.fashion_mnist" and "--model-arg k_init=0.5" in calls[0]
-    assert outs[1:7] == [f"highwayfc50.lr{lr}.val10" for lr in LRS]
-    assert all("--validation-split 0.1" in c and "--epochs 10" in c for c in calls[1:7])
+    search = len(PAIRS)
+    assert outs[1:1 + search] == [_search(act, lr) for act, lr in PAIRS]
+    assert all("--validation-split 0.1" in c and "--epochs 10" in c and
+               "--model-arg kernel_initializer=he_normal" in c for c in calls[1:1 + search])
+    assert "--model-arg activation=tanh" in calls[search]
     # The search runs did not finish (stand-in), so the full highway run waits.
     assert "highwayfc50.fashion_mnist" not in outs
-    n = 1 + len(LRS) + 20 + 8
-    assert outs[7] == "rgtable.plainnet2.e20" and outs[n - 1] == "rgtable.gresnetfc100.k0.5.e20"
+    n = 1 + search + 20 + 8
+    assert outs[1 + search] == "rgtable.plainnet2.e20" and outs[n - 1] == "rgtable.gresnetfc100.k0.5.e20"
     # The stand-in finishes nothing: the second pass walks the same list again.
     assert len(outs) == 2 * n and outs[n:] == outs[:n]
     assert all("--dataset fashion_mnist" in c and "--verbose 2" in c for c in calls)
 
 
-def test_finished_runs_are_skipped_and_the_best_lr_is_used(tmp_path):
+def test_finished_runs_are_skipped_and_the_best_pair_is_used(tmp_path):
     runs, logs = tmp_path / "runs", tmp_path / "logs"
     _finish(runs / "gplainnet50.fashion_mnist")
-    for lr, acc in zip(LRS[:5], (0.80, 0.81, 0.86, 0.86, 0.2)):
-        _finish(runs / f"highwayfc50.lr{lr}.val10", val_accuracy=acc)
+    accuracies = (0.80, 0.81, 0.84, None, 0.2, 0.86, 0.86, 0.5)  # None: went NaN
     logs.mkdir()
-    (logs / "highwayfc50.lr0.1.val10.nan").write_text("diverged")
+    for (act, lr), acc in zip(PAIRS, accuracies):
+        if acc is None:
+            (logs / f"{_search(act, lr)}.nan").write_text("diverged")
+        else:
+            _finish(runs / _search(act, lr), val_accuracy=acc)
     calls = _queue(tmp_path, runs, logs)
     assert not any("gplainnet50.fashion_mnist" in c or ".val10" in c for c in calls)
     full = [c for c in calls if "highwayfc50.fashion_mnist" in c]
-    assert len(full) == 2 and "--lr 0.005" in full[0] and "--epochs 100" in full[0]  # tie: smaller
-    pick = json.loads((runs / "highwayfc50.lr_search.json").read_text())
-    assert pick["best_lr"] == 0.005 and pick["runs"]["0.1"] is None
+    # tanh ties at 0.003 and 0.01: the smaller lr wins.
+    assert len(full) == 2 and "--lr 0.003" in full[0] and "--epochs 100" in full[0]
+    assert "--model-arg activation=tanh" in full[0]
+    pick = json.loads((runs / "highwayfc50.search.json").read_text())
+    assert pick["best"] == {"activation": "tanh", "lr": 0.003} and pick["runs"]["relu 0.03"] is None
 
 
 def test_a_failed_run_is_retried_then_left_for_the_second_pass(tmp_path):
@@ -74,20 +88,21 @@ def test_a_failed_run_is_retried_then_left_for_the_second_pass(tmp_path):
     one whose loss went NaN is marked and not retried."""
     fake = tmp_path / "python"
     fake.write_text(f'#!/bin/bash\nif [ "$1" = "-m" ]; then echo "$*" >> {tmp_path}/calls;\n'
-                    'case "$*" in *lr0.1.val10*) echo "[train] stopped: the loss became NaN/inf"; '
+                    'case "$*" in *relu.lr0.1.val10*) echo "[train] stopped: the loss became NaN/inf"; '
                     'exit 1;; esac; exit 1; fi\n'
                     f'exec {sys.executable} "$@"\n')
     fake.chmod(0o755)
     env = {"SCIENCE_RUNS": str(tmp_path / "runs"), "LOG_DIR": str(tmp_path / "logs"),
-           "PYTHON": str(fake), "PATH": "/usr/bin:/bin", "RETRY_WAITS": "0 0", "LR_SEARCH": "0.01 0.1"}
+           "PYTHON": str(fake), "PATH": "/usr/bin:/bin", "RETRY_WAITS": "0 0", "LR_SEARCH": "0.01 0.1",
+           "HIGHWAY_ACTIVATIONS": "relu"}
     result = subprocess.run(["bash", str(SCRIPT)], env=env, capture_output=True, text=True,
                             timeout=300)
     assert result.returncode == 0, result.stderr
     calls = (tmp_path / "calls").read_text().splitlines()
     # 3 tries per pass, 2 passes; the NaN run once.
     assert sum("gplainnet50.fashion_mnist" in c for c in calls) == 6
-    assert sum("highwayfc50.lr0.1.val10" in c for c in calls) == 1
-    assert (tmp_path / "logs" / "highwayfc50.lr0.1.val10.nan").is_file()
+    assert sum("highwayfc50.he.relu.lr0.1.val10" in c for c in calls) == 1
+    assert (tmp_path / "logs" / "highwayfc50.he.relu.lr0.1.val10.nan").is_file()
     assert "give up on gplainnet50.fashion_mnist" in (tmp_path / "logs" / "queue.log").read_text()
 
 
@@ -109,18 +124,18 @@ def test_report_rows(tmp_path):
     assert science_report.report(tmp_path / "none", re_evaluate=False)["status"] == "not started"
 
 
-def test_a_full_highway_run_at_chance_is_set_aside_and_the_next_lr_trained(tmp_path):
+def test_a_full_highway_run_at_chance_is_set_aside_and_the_next_pair_trained(tmp_path):
     runs, logs = tmp_path / "runs", tmp_path / "logs"
     _finish(runs / "gplainnet50.fashion_mnist")
-    for lr, acc in zip(LRS, (0.80, 0.81, 0.86, 0.85, 0.2, 0.1)):
-        _finish(runs / f"highwayfc50.lr{lr}.val10", val_accuracy=acc)
+    for (act, lr), acc in zip(PAIRS, (0.80, 0.81, 0.86, 0.2, 0.1, 0.85, 0.3, 0.1)):
+        _finish(runs / _search(act, lr), val_accuracy=acc)
     # The stand-in "trains" the full run: at chance with lr 0.005, fine otherwise.
     fake = tmp_path / "python"
     fake.write_text(
         '#!/bin/bash\nif [ "$1" = "-m" ]; then echo "$*" >> ' + str(tmp_path / "calls") + '\n'
         'case "$*" in *highwayfc50.fashion_mnist*)\n'
         '  out=$(echo "$*" | sed "s/.*--out \\([^ ]*\\).*/\\1/"); mkdir -p "$out"\n'
-        '  case "$*" in *"--lr 0.005"*) acc=0.1;; *) acc=0.9;; esac\n'
+        '  case "$*" in *"--lr 0.01"*) acc=0.1;; *) acc=0.9;; esac\n'
         '  echo "{\\"test_accuracy\\": $acc}" > "$out/metrics.json"; echo trained >> "$out/../log-$acc";;\n'
         'esac; exit 0; fi\n'
         f'exec {sys.executable} "$@"\n')
@@ -129,17 +144,18 @@ def test_a_full_highway_run_at_chance_is_set_aside_and_the_next_lr_trained(tmp_p
     result = subprocess.run(["bash", str(SCRIPT)], env=env, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr
     full = [c for c in (tmp_path / "calls").read_text().splitlines() if "highwayfc50.fashion_mnist" in c]
-    assert ["--lr 0.005" in c for c in full] == [True, False] and "--lr 0.01" in full[1]
-    assert (runs / "highwayfc50.lr0.005.full.collapsed" / "metrics.json").is_file()
+    assert ["--lr 0.01" in c for c in full] == [True, False]
+    assert "--lr 0.003" in full[1] and "activation=tanh" in full[1]
+    assert (runs / "highwayfc50.relu.lr0.01.full.collapsed" / "metrics.json").is_file()
     assert json.loads((runs / "highwayfc50.fashion_mnist" / "metrics.json").read_text())["test_accuracy"] == 0.9
-    assert (logs / "highwayfc50.full.lr0.005.failed").is_file()
-    assert json.loads((runs / "highwayfc50.lr_search.json").read_text())["failed_full_runs"] == ["0.005"]
+    assert (logs / "highwayfc50.full.relu.lr0.01.failed").is_file()
+    assert json.loads((runs / "highwayfc50.search.json").read_text())["failed_full_runs"] == ["relu 0.01"]
 
 
 def test_a_held_full_highway_run_is_skipped(tmp_path):
     runs, logs = tmp_path / "runs", tmp_path / "logs"
-    for lr in LRS:
-        _finish(runs / f"highwayfc50.lr{lr}.val10", val_accuracy=0.8)
+    for act, lr in PAIRS:
+        _finish(runs / _search(act, lr), val_accuracy=0.8)
     logs.mkdir()
     (logs / "highwayfc50.full.hold").write_text("collapsed; fix the recipe first")
     calls = _queue(tmp_path, runs, logs)
