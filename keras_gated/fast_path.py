@@ -32,9 +32,9 @@ class GatedModel(Functional):
 
     def get_config(self) -> dict:
         config = super().get_config()
-        extras = getattr(self, "_keras_gated_extras", None)
+        extras = getattr(self, "_keras_gated_extras", None)  # a function: built when saved
         if extras is not None:
-            config["keras_gated"] = extras
+            config["keras_gated"] = extras()
         return config
 
     @classmethod

@@ -29,7 +29,19 @@ def test_released_weights_exist_in_this_checkout():
         assert (ZOO / weight_id / get_pretrained_cfg(weight_id).file_name).is_file(), weight_id
 
 
-@pytest.mark.parametrize("weight_id", list_pretrained())
+def _evaluations() -> list:
+    """Every released weight id; the CIFAR-10 ones other than the demo's are marked slow
+    (20-45 s each on two cores: run them with `-m slow`)."""
+    from keras_gated.evaluation import DEMO_WEIGHT_ID
+
+    return [
+        pytest.param(w, marks=pytest.mark.slow)
+        if get_pretrained_cfg(w).tag == "cifar10" and w != DEMO_WEIGHT_ID else w
+        for w in list_pretrained()
+    ]
+
+
+@pytest.mark.parametrize("weight_id", _evaluations())
 def test_released_accuracy_is_reproduced(weight_id):
     from huggingface_hub import ModelCard
 

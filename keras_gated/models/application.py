@@ -599,20 +599,27 @@ def attach_timm_api(
     model.forward_features = forward_features
     model.forward_head = forward_head
     model.reset_classifier = reset_classifier
-    object.__setattr__(model, "_keras_gated_extras", {
-        "num_classes": num_classes,
-        "pretrained_cfg": pretrained_cfg,
-        "class_names": list(model.class_names) if getattr(model, "class_names", None) else None,
-        "feature_layer": feature_map._keras_history[0].name,
-        "head": {
-            "spatial": head.spatial,
-            "classifier_activation": keras.activations.serialize(
-                keras.activations.get(head.classifier_activation)),
-            "head_dropout": head.head_dropout,
-            "head_initializer": keras.initializers.serialize(
-                keras.initializers.get(head.head_initializer)),
-        },
-    })
+
+    def extras() -> dict:
+        """What ``restore_timm_api`` needs, for the saved config (serialised only when the
+        model is saved: Keras's serialisation imports TensorFlow on every backend)."""
+        names = getattr(model, "class_names", None)
+        return {
+            "num_classes": num_classes,
+            "pretrained_cfg": pretrained_cfg,
+            "class_names": list(names) if names else None,
+            "feature_layer": feature_map._keras_history[0].name,
+            "head": {
+                "spatial": head.spatial,
+                "classifier_activation": keras.activations.serialize(
+                    keras.activations.get(head.classifier_activation)),
+                "head_dropout": head.head_dropout,
+                "head_initializer": keras.initializers.serialize(
+                    keras.initializers.get(head.head_initializer)),
+            },
+        }
+
+    object.__setattr__(model, "_keras_gated_extras", extras)
     return model
 
 

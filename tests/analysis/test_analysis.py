@@ -152,16 +152,16 @@ def test_highway_activity_matches_the_gate_bias():
 
 
 def test_analyze_writes_plots_and_json(tmp_path):
-    model = _with_random_gates(kg.GResNet20(classes=3, input_shape=(8, 8, 3)))
-    twin = kg.PreActResNet20(classes=3, input_shape=(8, 8, 3))
+    model = _with_random_gates(kg.GResNet(14, classes=3, input_shape=(8, 8, 3)))
+    twin = kg.PreActResNet(14, classes=3, input_shape=(8, 8, 3))
     x, y = _data((8, 8, 3), n=24)
     result = analyze(model, x, y, tmp_path, twin=twin, seeds=(0,))
     for png in ("gates.png", "removal.png", "prune.png", "estimation_error.png"):
         assert (tmp_path / png).stat().st_size > 1000
     saved = json.loads((tmp_path / "analysis.json").read_text())
     assert saved["gate_values"] == pytest.approx(dict(kg.gate_values(model)))
-    assert saved["twin"]["model"] == "preactresnet20"
-    assert any(label.startswith("preactresnet20") for label in saved["removal_curves"])
+    assert saved["twin"]["model"] == "preactresnet14"
+    assert any(label.startswith("preactresnet14") for label in saved["removal_curves"])
     prune_points = saved["prune"]
     assert [p["removed"] for p in prune_points] == list(range(len(removable_blocks(model)) + 1))
     assert prune_points[-1]["parameters"] < prune_points[0]["parameters"]
