@@ -33,11 +33,20 @@ ONCE_MODULES = (
     "tests/test_timm_api.py",
     "tests/analysis/",
     "tests/models/test_parameter_counts.py",  # counts do not depend on the backend
+    "tests/training/test_release.py",  # files, cards and configs
+    "tests/training/test_science_queue.py",  # a bash script with a stand-in trainer
+    "tests/test_convert.py",  # array mapping; every backend loads the same arrays
+    "tests/test_hub.py",  # the Hub protocol
+    "tests/test_datasets.py",  # tf.data / numpy on every backend
+    "tests/test_catalog.py",
+    "tests/test_import_graph.py",
+    "tests/test_pretrained_cfgs.py",
 )
-# The CIFAR checkpoints' full test-split evaluations (about 20-40 s each) likewise.
-ONCE_TESTS = ("test_released_accuracy_is_reproduced[gresnet20.cifar10]",
-              "test_released_accuracy_is_reproduced[preactresnet20.cifar10]",
-              "test_released_accuracy_is_reproduced[gwrn_16_2.cifar10]")
+# The full test-split evaluations of the released checkpoints likewise (the accuracy is
+# a property of the weights; every backend computes the same outputs to 1e-6, which the
+# other backends check on one of them, kept below).
+ONCE_TESTS = ("test_released_accuracy_is_reproduced[",)
+EVERY_BACKEND = ("test_released_accuracy_is_reproduced[gresnetfc10.fashion_mnist]",)
 ONCE_BACKEND = "tensorflow"
 
 
@@ -48,5 +57,6 @@ def pytest_collection_modifyitems(config, items):
     root = config.rootpath
     for item in items:
         path = item.path.relative_to(root).as_posix()
-        if path.startswith(ONCE_MODULES) or item.name in ONCE_TESTS:
+        once = item.name.startswith(ONCE_TESTS) and item.name not in EVERY_BACKEND
+        if path.startswith(ONCE_MODULES) or once:
             item.add_marker(skip)

@@ -28,8 +28,7 @@ def k_values(model: keras.Model) -> list[float]:
     ],
 )
 def test_every_k_starts_at_k_init(build, blocks):
-    assert k_values(build(0.5)) == [0.5] * blocks
-    assert k_values(build(1.0)) == [1.0] * blocks  # the paper's default
+    assert k_values(build(0.5)) == [0.5] * blocks  # (1.0, the default: test_default_is_one)
 
 
 def test_default_is_one():
