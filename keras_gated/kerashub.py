@@ -139,3 +139,63 @@ def save_preset(
     backbone = GatedBackbone(model_name, model_kwargs, weights=weights, image_shape=image_shape)
     backbone.save_to_preset(os.fspath(preset_dir))
     return backbone
+
+
+@keras.saving.register_keras_serializable(package=PACKAGE)
+class GatedImageClassifier(keras_hub.models.ImageClassifier):
+    """keras-hub's ``ImageClassifier`` on a ``GatedBackbone`` (average pooling, dropout,
+    a ``Dense`` head): the task ``ImageClassifier.from_preset`` builds for a preset whose
+    backbone is a ``GatedBackbone``."""
+
+    backbone_cls = GatedBackbone
+
+
+def save_classifier_preset(weight_id: str, preset_dir: str | os.PathLike) -> Any:
+    """Write released weights as a keras-hub ``ImageClassifier`` preset and return the
+    classifier: the ``GatedBackbone`` with the released weights, and keras-hub's head
+    (average pooling, then a softmax ``Dense``) holding the released head's weights.
+
+        >>> save_classifier_preset("gresnet20.cifar10", "gresnet20_cifar10")
+        >>> keras_hub.models.ImageClassifier.from_preset("gresnet20_cifar10")  # same outputs
+        >>> keras_hub.models.Backbone.from_preset("gresnet20_cifar10")  # the backbone only
+
+    The classifier takes raw 0-255 pixels (the normalisation is inside the backbone) and
+    has no keras-hub preprocessor.
+    """
+    from keras_gated.pretrained import get_pretrained_cfg, split_weight_id
+
+    arch, tag = split_weight_id(weight_id)
+    if not tag:
+        raise ValueError(f"{weight_id!r} is not a weight id: give name.tag, e.g. gresnet20.cifar10.")
+    cfg = get_pretrained_cfg(weight_id)
+    released = create_model(arch, weights=tag)
+    head = released.get_layer("predictions")
+    if not isinstance(released.get_layer("avg_pool"), keras.layers.GlobalAveragePooling2D):
+        raise ValueError(f"{weight_id}: a keras-hub ImageClassifier preset needs a "
+                         "convolutional model (average pooling, then the head).")
+    backbone = GatedBackbone(arch, weights=tag)
+    classifier = GatedImageClassifier(
+        backbone=backbone, num_classes=cfg.classes, activation="softmax", pooling="avg"
+    )
+    classifier.output_dense.set_weights(head.get_weights())
+    classifier.save_to_preset(os.fspath(preset_dir))
+    return classifier
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m keras_gated.kerashub WEIGHT_ID OUT_DIR``: write the keras-hub preset."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m keras_gated.kerashub",
+                                     description="Write released weights as a keras-hub preset.")
+    parser.add_argument("weight_id", help="released weights, e.g. gresnet20.cifar10")
+    parser.add_argument("out", help="the preset folder to write")
+    args = parser.parse_args(argv)
+    save_classifier_preset(args.weight_id, args.out)
+    print(f"wrote {args.out}: keras_hub.models.ImageClassifier.from_preset({args.out!r}) "
+          "after `import keras_gated.kerashub`")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -39,3 +39,33 @@ def test_preset_round_trip_gives_identical_outputs(tmp_path):
 def test_fully_connected_nets_are_refused():
     with pytest.raises(ValueError, match="convolutional"):
         GatedBackbone("gresnetfc2")
+
+
+ZOO = __import__("pathlib").Path(__file__).resolve().parent.parent / "zoo"
+
+
+def test_a_zoo_folder_loads_with_keras_hubs_from_preset():
+    import warnings
+
+    import keras_gated as kg
+    from keras_gated.kerashub import GatedImageClassifier
+
+    preset = str(ZOO / "gresnet20.cifar10" / "keras_hub")
+    classifier = keras_hub.models.ImageClassifier.from_preset(preset)
+    assert isinstance(classifier, GatedImageClassifier)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the superseded checkpoint's caveat
+        released = kg.create_model("gresnet20", weights="cifar10")
+    x = images(3, (32, 32, 3))
+    np.testing.assert_allclose(to_numpy(classifier.predict(x, verbose=0)),
+                               to_numpy(released.predict(x, verbose=0)), atol=1e-5)
+    backbone = keras_hub.models.Backbone.from_preset(preset)
+    assert isinstance(backbone, GatedBackbone) and sorted(backbone.pyramid_outputs) == ["P0", "P1", "P2"]
+
+
+def test_a_fully_connected_weight_id_has_no_keras_hub_preset(tmp_path):
+    from keras_gated.kerashub import save_classifier_preset
+
+    with pytest.raises(ValueError, match="convolutional"):
+        save_classifier_preset("gresnetfc10.fashion_mnist", tmp_path / "preset")
+    assert not (tmp_path / "preset").exists()

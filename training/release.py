@@ -196,6 +196,7 @@ def release(run: Path, notes: str = "", zoo: Path = ROOT / "zoo",
     cfg = pretrained_cfg_from_folder(folder)
     if register_in is not None:
         print(f"registered {weight_id} in {register(cfg, register_in)}")
+        write_keras_hub_preset(weight_id, folder)
         if readme is not None:
             update_readme_tables(readme, register_in)
             print(f"updated the zoo tables of {readme}")
@@ -206,6 +207,26 @@ def release(run: Path, notes: str = "", zoo: Path = ROOT / "zoo",
         print(f"rerun with --register to add it to {cfg_file(weight_id).relative_to(ROOT)}:")
         print(json.dumps({weight_id: cfg.to_dict()}, indent=2))
     return folder
+
+
+def write_keras_hub_preset(weight_id: str, folder: Path) -> Path | None:
+    """The release as a keras-hub ``ImageClassifier`` preset in ``folder/keras_hub``, for a
+    convolutional model when keras-hub is installed (None otherwise, with a line why)."""
+    import importlib.util
+
+    if importlib.util.find_spec("keras_hub") is None:
+        print("keras-hub is not installed: no keras_hub/ preset written (pip install keras-hub)")
+        return None
+    from keras_gated.kerashub import save_classifier_preset
+
+    preset = folder / "keras_hub"
+    try:
+        save_classifier_preset(weight_id, preset)
+    except ValueError as error:  # a fully connected net has no keras-hub image backbone
+        print(f"no keras_hub/ preset: {error}")
+        return None
+    print(f"wrote {preset}: keras_hub.models.ImageClassifier.from_preset({str(preset)!r})")
+    return preset
 
 
 def record_caveat(folder: Path, caveat: str) -> None:
