@@ -1,8 +1,8 @@
 """The fastest correct training path per backend, made what ``model.fit`` gets by default.
 
 Keras resolves ``compile(jit_compile="auto")`` to *no* XLA on a CPU-only TensorFlow
-machine. For these convolutional nets XLA is the faster path there too (measured in
-``benchmarks/README.md``), so keras-gated models are a ``Functional`` subclass whose
+machine. For these convolutional nets XLA is the faster path there too (measured by
+``python -m benchmarks.choices``), so keras-gated models are a ``Functional`` subclass whose
 ``"auto"`` picks XLA on TensorFlow CPUs as well. Anything the user sets explicitly
 (``jit_compile=False``, ``run_eagerly=True``, a distribution strategy, op determinism)
 wins, as in Keras. Other backends keep Keras's choice: JAX always compiles with XLA, and
