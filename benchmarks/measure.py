@@ -2,7 +2,12 @@
 throughput and peak memory of one model on one implementation, printed as JSON.
 
     KERAS_BACKEND=jax python -m benchmarks.measure --impl keras --model gresnet20
+    python -m benchmarks.measure --impl keras --model gresnet20 --data cifar10
     python -m benchmarks.measure --impl torch --model gresnet20 [--channels-last]
+
+Keras trains on in-memory synthetic arrays (``--data synthetic``, the default) or on the
+real CIFAR-10 training pipeline of ``training.train`` (``--data cifar10``, see
+``benchmarks.pipeline``); latency and inference always use synthetic batches.
 """
 
 from __future__ import annotations
@@ -15,7 +20,6 @@ import sys
 import time
 
 import numpy as np
-
 
 WARMUP_STEPS = 3  # untimed training steps first (tracing, compilation, allocator warm-up)
 
@@ -44,21 +48,35 @@ def measure_keras(args) -> dict:
     model = kg.create_model(args.model)
     shape = tuple(model.input_shape[1:])
     rng = np.random.default_rng(0)
-    x = rng.uniform(0, 255, (args.batch * (args.steps + WARMUP_STEPS), *shape)).astype("float32")
-    y = rng.integers(0, model.output_shape[-1], len(x))
+    steps = args.steps + WARMUP_STEPS
+    data = {"data": args.data}
+    if args.data == "cifar10":
+        from benchmarks.pipeline import training_pipeline
+
+        real = training_pipeline(model, args.model, args.batch, examples=args.examples)
+        if real.num_examples < args.batch * steps:
+            raise ValueError(f"{real.num_examples} images hold fewer than {steps} batches of {args.batch}.")
+        fit_data = {"x": real.dataset, "steps_per_epoch": steps}
+        data.update(examples=real.num_examples, cache_fill_s=real.cache_fill_s,
+                    epoch_start_s=real.epoch_start_s)
+    else:
+        x = rng.uniform(0, 255, (args.batch * steps, *shape)).astype("float32")
+        y = rng.integers(0, model.output_shape[-1], len(x))
+        fit_data = {"x": x, "y": y, "batch_size": args.batch}
     model.compile(keras.optimizers.SGD(0.01, momentum=0.9), "sparse_categorical_crossentropy",
                   jit_compile=args.jit_compile if args.jit_compile != "auto" else "auto")
     # One fit over warm-up + timed batches; the clock runs from the end of the last
     # warm-up batch (tracing and compilation happen in the first) to the last batch.
     ends: list[float] = []
     timer = keras.callbacks.LambdaCallback(on_train_batch_end=lambda batch, logs: ends.append(time.perf_counter()))
-    model.fit(x, y, batch_size=args.batch, epochs=1, verbose=0, shuffle=False, callbacks=[timer])
+    model.fit(**fit_data, epochs=1, verbose=0, shuffle=False, callbacks=[timer])
     train_s = ends[-1] - ends[WARMUP_STEPS - 1]
     timed_images = args.batch * (len(ends) - WARMUP_STEPS)
-    one = x[:1]
+    probe = rng.uniform(0, 255, (args.infer_batch, *shape)).astype("float32")
+    one = probe[:1]
     model.predict_on_batch(one)
     latency = _timed(lambda: model.predict_on_batch(one), args.latency_calls)
-    big = np.resize(x, (args.infer_batch, *shape))
+    big = probe
     model.predict_on_batch(big)
     infer = _timed(lambda: model.predict_on_batch(big), 3)
     variant = []
@@ -66,10 +84,12 @@ def measure_keras(args) -> dict:
         variant.append("XLA off")
     if args.precision != "float32":
         variant.append(args.precision)
+    if args.data != "synthetic":
+        variant.append(f"{args.data} pipeline")
     label = f"keras-gated ({', '.join([keras.backend.backend(), *variant])})"
     return {"implementation": label, "backend": keras.backend.backend(), "jit_compile": bool(model.jit_compile),
             "train_img_s": timed_images / train_s, "latency": _percentiles(latency),
-            "infer_img_s": args.infer_batch / float(np.median(infer))}
+            "infer_img_s": args.infer_batch / float(np.median(infer)), **data}
 
 
 def measure_torch(args) -> dict:
@@ -121,7 +141,12 @@ def main(argv=None) -> int:
     p.add_argument("--channels-last", action="store_true")
     p.add_argument("--jit-compile", default="auto", help="keras: auto, or True/False")
     p.add_argument("--precision", default="float32", choices=("float32", "mixed_bfloat16", "mixed_float16"))
+    p.add_argument("--data", default="synthetic", choices=("synthetic", "cifar10"),
+                   help="keras: in-memory random arrays, or the CIFAR-10 training pipeline")
+    p.add_argument("--examples", type=int, help="--data cifar10: the first N training images only")
     args = p.parse_args(argv)
+    if args.impl == "torch" and args.data != "synthetic":
+        p.error("--data cifar10 is a keras measurement (the training pipeline of training.train)")
     if args.jit_compile in ("True", "False"):
         args.jit_compile = args.jit_compile == "True"
     result = measure_torch(args) if args.impl == "torch" else measure_keras(args)

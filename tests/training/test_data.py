@@ -66,3 +66,19 @@ def test_flip_only():
     image = tf.cast(tf.reshape(tf.range(6), (1, 6, 1)), tf.float32)
     seen = {augment(image, recipe).numpy().ravel().tolist()[0] for _ in range(30)}
     assert seen == {0, 5}
+
+
+def test_batch_augmentation_crops_and_flips_each_image_on_its_own():
+    recipe = dataclasses.replace(get_recipe("wrn_cifar"), pad_mode="constant")
+    images = tf.random.uniform((32, 6, 6, 1), 1, 255, seed=0)
+    padded = tf.pad(images, [[0, 0], [4, 4], [4, 4], [0, 0]]).numpy()
+    out = augment(images, recipe).numpy()
+    assert out.shape == (32, 6, 6, 1)
+    placements = set()
+    for i in range(32):
+        windows = {(a, b, flip): padded[i, a:a + 6, b:b + 6][:, ::-1 if flip else 1]
+                   for a in range(9) for b in range(9) for flip in (False, True)}
+        found = [key for key, window in windows.items() if np.array_equal(window, out[i])]
+        assert found, f"image {i} is no crop of its own padded image"
+        placements.add(found[0])
+    assert len(placements) > 8 and {flip for _, _, flip in placements} == {False, True}
