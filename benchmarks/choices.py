@@ -7,8 +7,9 @@ Every choice is one ``python -m benchmarks.measure`` launch with an environment 
 arguments (the same process the main benchmark runs). The choices:
 
 * TensorFlow: XLA (``jit_compile``, keras-gated's default on CPUs) against Keras's CPU
-  default (no XLA); oneDNN custom ops off (``TF_ENABLE_ONEDNN_OPTS=0``) with and without
-  XLA; one intra-op thread (``TF_NUM_INTRAOP_THREADS=1``) against all cores.
+  default (no XLA); oneDNN custom ops forced off and on (``TF_ENABLE_ONEDNN_OPTS=0/1``;
+  which one a TensorFlow build uses by default varies) with and without XLA; one intra-op
+  thread (``TF_NUM_INTRAOP_THREADS=1``) against all cores.
 * JAX: the default XLA CPU runtime; the older non-thunk runtime
   (``--xla_cpu_use_thunk_runtime=false``); one thread (no Eigen multi-threading).
 * torch backend: eager (Keras's default) against ``torch.compile`` (``jit_compile=True``).
@@ -51,6 +52,10 @@ CHOICES = (
            env={"TF_ENABLE_ONEDNN_OPTS": "0"}),
     Choice("tf-no-xla-no-onednn", "tensorflow", "XLA off, oneDNN custom ops off",
            env={"TF_ENABLE_ONEDNN_OPTS": "0"}, args=("--jit-compile", "False")),
+    Choice("tf-xla-onednn", "tensorflow", "XLA on, oneDNN custom ops on",
+           env={"TF_ENABLE_ONEDNN_OPTS": "1"}),
+    Choice("tf-no-xla-onednn", "tensorflow", "XLA off, oneDNN custom ops on (_MklNative kernels)",
+           env={"TF_ENABLE_ONEDNN_OPTS": "1"}, args=("--jit-compile", "False")),
     Choice("tf-xla-1-thread", "tensorflow", "XLA on, one intra-op thread",
            env={"TF_NUM_INTRAOP_THREADS": "1"}),
     Choice("jax", "jax", "XLA CPU, default runtime", default=True),
