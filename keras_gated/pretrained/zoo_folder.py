@@ -45,6 +45,7 @@ KERAS_FILES = ("config.json", "metadata.json", WEIGHTS_FILE)
 METRICS_FILE = "metrics.json"
 LOG_STEM = "training_log"
 REQUIRED_FILES = (*KERAS_FILES, CARD_FILE, METRICS_FILE)
+KERAS_HUB_PRESET = "keras_hub/"  # optional: the release as a keras-hub preset
 CARD_KEY = "keras_gated"  # front-matter block with what a PretrainedCfg needs
 
 DATASET_NAMES = {
@@ -455,14 +456,16 @@ def set_caveat(folder: str | os.PathLike, caveat: str) -> None:
 
 def check_zoo_folder(folder: str | os.PathLike) -> list[str]:
     """The files of a zoo folder, checked: the required ones exist, nothing else but a
-    training log (and Keras ``assets/``), metrics.json follows the schema."""
+    training log, Keras ``assets/`` and the keras-hub preset ``keras_hub/`` (written by
+    ``training.release`` for convolutional nets), metrics.json follows the schema."""
     folder = Path(folder)
     if not folder.is_dir():
         raise ValueError(f"{folder} is not a folder.")
     files = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
     missing = [f for f in REQUIRED_FILES if f not in files]
     unexpected = [
-        f for f in files if f not in REQUIRED_FILES and not f.startswith((LOG_STEM, "assets/"))
+        f for f in files
+        if f not in REQUIRED_FILES and not f.startswith((LOG_STEM, "assets/", KERAS_HUB_PRESET))
     ]
     if missing or unexpected:
         raise ValueError(
