@@ -6,10 +6,11 @@ setting on and off, launches interleaved, medians.
 Every choice is one ``python -m benchmarks.measure`` launch with an environment and
 arguments (the same process the main benchmark runs). The choices:
 
-* TensorFlow: XLA (``jit_compile``, keras-gated's default on CPUs) against Keras's CPU
-  default (no XLA); oneDNN custom ops forced off and on (``TF_ENABLE_ONEDNN_OPTS=0/1``;
-  which one a TensorFlow build uses by default varies) with and without XLA; one intra-op
-  thread (``TF_NUM_INTRAOP_THREADS=1``) against all cores.
+* TensorFlow: keras-gated's default (oneDNN kernels on x86, see
+  ``keras_gated.tensorflow_cpu``; no XLA with them) against XLA with oneDNN, and against
+  TensorFlow's own default on AVX2 CPUs (``TF_ENABLE_ONEDNN_OPTS=0``: Eigen kernels) with
+  XLA (keras-gated's choice there) and without (Keras's); one intra-op thread
+  (``TF_NUM_INTRAOP_THREADS=1``) against all cores.
 * JAX: the default XLA CPU runtime; the older non-thunk runtime
   (``--xla_cpu_use_thunk_runtime=false``); one thread (no Eigen multi-threading).
 * torch backend: eager (Keras's default) against ``torch.compile`` (``jit_compile=True``).
@@ -46,17 +47,15 @@ class Choice:
 
 
 CHOICES = (
-    Choice("tf-xla", "tensorflow", "XLA on (keras-gated's jit_compile='auto')", default=True),
-    Choice("tf-no-xla", "tensorflow", "XLA off (Keras's CPU default)", args=("--jit-compile", "False")),
-    Choice("tf-xla-no-onednn", "tensorflow", "XLA on, oneDNN custom ops off",
+    Choice("tf-onednn", "tensorflow", "oneDNN kernels, XLA off (keras-gated's default)",
+           default=True),
+    Choice("tf-onednn-xla", "tensorflow", "oneDNN kernels, XLA on", args=("--jit-compile", "True")),
+    Choice("tf-eigen-xla", "tensorflow",
+           "oneDNN off, XLA on (keras-gated's jit_compile='auto' without oneDNN)",
            env={"TF_ENABLE_ONEDNN_OPTS": "0"}),
-    Choice("tf-no-xla-no-onednn", "tensorflow", "XLA off, oneDNN custom ops off",
+    Choice("tf-eigen", "tensorflow", "oneDNN off, XLA off (Keras's default on an AVX2 CPU)",
            env={"TF_ENABLE_ONEDNN_OPTS": "0"}, args=("--jit-compile", "False")),
-    Choice("tf-xla-onednn", "tensorflow", "XLA on, oneDNN custom ops on",
-           env={"TF_ENABLE_ONEDNN_OPTS": "1"}),
-    Choice("tf-no-xla-onednn", "tensorflow", "XLA off, oneDNN custom ops on (_MklNative kernels)",
-           env={"TF_ENABLE_ONEDNN_OPTS": "1"}, args=("--jit-compile", "False")),
-    Choice("tf-xla-1-thread", "tensorflow", "XLA on, one intra-op thread",
+    Choice("tf-onednn-1-thread", "tensorflow", "keras-gated's default, one intra-op thread",
            env={"TF_NUM_INTRAOP_THREADS": "1"}),
     Choice("jax", "jax", "XLA CPU, default runtime", default=True),
     Choice("jax-no-thunks", "jax", "XLA CPU, the older non-thunk runtime",
@@ -65,6 +64,10 @@ CHOICES = (
     Choice("torch-eager", "torch", "eager (Keras's default on torch)", default=True),
     Choice("torch-compile", "torch", "torch.compile (jit_compile=True)", args=("--jit-compile", "True")),
 )
+
+
+# Set only by a choice, never inherited: a choice without them gets what users get.
+CHOSEN_VARIABLES = ("TF_ENABLE_ONEDNN_OPTS", "TF_NUM_INTRAOP_THREADS", "XLA_FLAGS")
 
 
 def available(choices=CHOICES) -> list[Choice]:
@@ -78,7 +81,8 @@ def launch(choice: Choice, model: str, batch: int, steps: int, timeout: int) -> 
     command = [sys.executable, "-m", "benchmarks.measure", "--impl", "keras", "--model", model,
                "--batch", str(batch), "--steps", str(steps), "--latency-calls", "1",
                "--infer-batch", "1", *choice.args]
-    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2", "KERAS_BACKEND": choice.backend, **choice.env}
+    inherited = {k: v for k, v in os.environ.items() if k not in CHOSEN_VARIABLES}
+    env = {**inherited, "TF_CPP_MIN_LOG_LEVEL": "2", "KERAS_BACKEND": choice.backend, **choice.env}
     start = time.perf_counter()
     done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=timeout)
     lines = [line for line in done.stdout.splitlines() if line.startswith("BENCH ")]

@@ -8,7 +8,11 @@ constructors, with a timm-style registry.
 import os
 import sys
 
-from keras_gated.version import __version__
+from keras_gated.tensorflow_cpu import enable_onednn_by_default
+from keras_gated.version import __version__  # noqa: F401
+
+# Before anything imports TensorFlow: it reads the setting once, when imported.
+enable_onednn_by_default()
 
 
 def _running_as_command() -> bool:

@@ -1,12 +1,21 @@
 """The fastest correct training path per backend, made what ``model.fit`` gets by default.
 
-Keras resolves ``compile(jit_compile="auto")`` to *no* XLA on a CPU-only TensorFlow
-machine. For these convolutional nets XLA is the faster path there too (measured by
-``python -m benchmarks.choices``), so keras-gated models are a ``Functional`` subclass whose
-``"auto"`` picks XLA on TensorFlow CPUs as well. Anything the user sets explicitly
-(``jit_compile=False``, ``run_eagerly=True``, a distribution strategy, op determinism)
-wins, as in Keras. Other backends keep Keras's choice: JAX always compiles with XLA, and
-torch runs eagerly unless asked for ``torch.compile``.
+On a CPU, TensorFlow has three ways to run these convolutional nets, measured by
+``python -m benchmarks.choices`` (GResNet-20 training, batch 128):
+
+- oneDNN kernels, no XLA: the fastest (about 1.5x the Eigen kernels). Importing
+  keras-gated turns oneDNN on where TensorFlow leaves it off (AVX2 CPUs; see
+  ``keras_gated.tensorflow_cpu``), and Keras's ``jit_compile="auto"`` already means no XLA
+  on a CPU-only TensorFlow, so this path needs nothing more.
+- XLA: its CPU backend does not use oneDNN; faster than Eigen without XLA.
+- Eigen kernels, no XLA: the slowest.
+
+So keras-gated models are a ``Functional`` subclass whose ``"auto"`` picks XLA on a CPU
+only when oneDNN is off (``TF_ENABLE_ONEDNN_OPTS=0``, or TensorFlow imported before
+keras-gated). Anything the user sets explicitly (``jit_compile=True/False``,
+``run_eagerly=True``, a distribution strategy, op determinism) wins, as in Keras. On GPUs
+and TPUs, and on the other backends, Keras's own choice stands: JAX always compiles with
+XLA, and torch runs eagerly unless asked for ``torch.compile``.
 """
 
 from __future__ import annotations
@@ -15,8 +24,9 @@ import keras
 from keras.src.models.functional import Functional
 from keras.src.trainers.trainer import model_supports_jit
 
+from keras_gated.tensorflow_cpu import onednn_enabled
+
 PACKAGE = "keras_gated"
-XLA_ON_TENSORFLOW_CPU = True
 
 
 @keras.saving.register_keras_serializable(package=PACKAGE)
@@ -53,10 +63,17 @@ class GatedModel(Functional):
         return super().__call__(*args, **kwargs)
 
     def _resolve_auto_jit_compile(self):
-        if (XLA_ON_TENSORFLOW_CPU and keras.backend.backend() == "tensorflow"
-                and not self._distribute_strategy and model_supports_jit(self)):
-            return True
+        if (keras.backend.backend() == "tensorflow" and not self._distribute_strategy
+                and not tensorflow_has_accelerator() and not onednn_enabled()
+                and model_supports_jit(self)):
+            return True  # Eigen kernels: XLA is faster
         return super()._resolve_auto_jit_compile()
+
+
+def tensorflow_has_accelerator() -> bool:
+    import tensorflow as tf
+
+    return bool(tf.config.list_physical_devices("GPU") or tf.config.list_physical_devices("TPU"))
 
 
 def describe(model: keras.Model) -> dict:
@@ -70,6 +87,7 @@ def describe(model: keras.Model) -> dict:
     if backend == "tensorflow":
         import tensorflow as tf
 
+        info["onednn"] = onednn_enabled()
         intra = tf.config.threading.get_intra_op_parallelism_threads()
         info["intra_op_threads"] = intra or "all cores"
     return info
@@ -79,6 +97,8 @@ def describe_text(model: keras.Model) -> str:
     info = describe(model)
     parts = [f"backend {info['backend']}", f"XLA {'on' if info['jit_compile'] else 'off'}",
              info["dtype_policy"]]
+    if "onednn" in info:
+        parts.append(f"oneDNN {'on' if info['onednn'] else 'off'}")
     if "intra_op_threads" in info:
         parts.append(f"intra-op threads: {info['intra_op_threads']}")
     return ", ".join(parts)

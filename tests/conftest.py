@@ -4,6 +4,9 @@ import os
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
+# The suite runs what users get: keras-gated imported first sets its CPU defaults
+# (oneDNN on TensorFlow) before Keras imports the backend.
+import keras_gated  # noqa: E402, F401  isort: skip
 import keras  # noqa: E402
 import pytest  # noqa: E402
 

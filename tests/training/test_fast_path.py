@@ -1,8 +1,13 @@
-"""training.train runs on the fast path it reports (XLA where it is faster), logs every
-gate's k per epoch for gated nets, and refuses mixed precision that this CPU would emulate."""
+"""training.train runs on the fast path it reports (oneDNN or XLA on a TensorFlow CPU,
+whichever is faster), logs every gate's k per epoch for gated nets, and refuses mixed
+precision that this CPU would emulate."""
 
 import csv
 import json
+import os
+import platform
+import subprocess
+import sys
 
 import keras
 import pytest
@@ -26,9 +31,11 @@ def test_the_fast_path_is_applied_reported_and_recorded(folder, tmp_path, capsys
     path = metrics["fast_path"]
     backend = keras.backend.backend()
     assert path["backend"] == backend and path["dtype_policy"] == "float32"
-    # XLA is the default on TensorFlow (Keras alone would switch it off on a CPU) and JAX.
-    assert path["jit_compile"] is (backend in ("tensorflow", "jax"))
+    assert path["jit_compile"] is expected_jit_compile()
     assert f"[train] fast path: backend {backend}, XLA {'on' if path['jit_compile'] else 'off'}" in printed
+    if backend == "tensorflow":
+        assert path["onednn"] is onednn_enabled()
+        assert f"oneDNN {'on' if path['onednn'] else 'off'}" in printed
     # Gated nets: one row per gate and epoch.
     with (out / "gates.csv").open() as f:
         rows = list(csv.DictReader(f))
@@ -48,14 +55,61 @@ def test_mixed_precision_is_refused_where_the_cpu_would_emulate_it(folder, tmp_p
     assert keras.config.dtype_policy().name == "float32"
 
 
-def test_model_fit_gets_xla_by_default_and_the_users_choice_wins():
+def onednn_enabled() -> bool:
+    from keras_gated.tensorflow_cpu import onednn_enabled
+
+    return onednn_enabled()
+
+
+def expected_jit_compile() -> bool:
+    """JAX always compiles; TensorFlow on a CPU compiles only without oneDNN kernels."""
+    backend = keras.backend.backend()
+    if backend == "jax":
+        return True
+    if backend == "tensorflow":
+        import tensorflow as tf
+
+        return bool(tf.config.list_physical_devices("GPU")) or not onednn_enabled()
+    return False
+
+
+def test_model_fit_gets_the_fast_path_by_default_and_the_users_choice_wins():
     import keras_gated as kg
 
     model = kg.GResNetFC(2)
     model.compile("sgd", "sparse_categorical_crossentropy")
-    assert model.jit_compile is (keras.backend.backend() in ("tensorflow", "jax"))
+    assert model.jit_compile is expected_jit_compile()
     model.compile("sgd", "sparse_categorical_crossentropy", jit_compile=False)
     assert model.jit_compile is False
+    model.compile("sgd", "sparse_categorical_crossentropy", jit_compile=True)
+    assert model.jit_compile is True
+
+
+FRESH_PROCESS = """
+import keras_gated as kg, keras
+from keras_gated.fast_path import describe_text
+model = kg.GResNetFC(2)
+model.compile("sgd", "sparse_categorical_crossentropy")
+print(describe_text(model))
+"""
+
+
+@pytest.mark.skipif(platform.machine().lower() not in ("x86_64", "amd64"), reason="x86 only")
+@pytest.mark.parametrize("setting, expected", [
+    (None, "XLA off, float32, oneDNN on"), ("0", "XLA on, float32, oneDNN off")])
+def test_importing_keras_gated_first_turns_onednn_on_unless_the_user_said_no(setting, expected):
+    """What ``import keras_gated`` gives a new TensorFlow process on an x86 CPU: oneDNN
+    kernels without XLA, or, with TF_ENABLE_ONEDNN_OPTS=0, Eigen kernels with XLA."""
+    if keras.backend.backend() != "tensorflow":
+        pytest.skip("a TensorFlow setting")
+    env = {k: v for k, v in os.environ.items() if k != "TF_ENABLE_ONEDNN_OPTS"}
+    env.update(KERAS_BACKEND="tensorflow", CUDA_VISIBLE_DEVICES="")
+    if setting is not None:
+        env["TF_ENABLE_ONEDNN_OPTS"] = setting
+    done = subprocess.run([sys.executable, "-c", FRESH_PROCESS], env=env, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert expected in done.stdout
 
 
 def test_building_under_emulated_mixed_precision_warns_once():

@@ -1,0 +1,44 @@
+"""TensorFlow's oneDNN kernels on x86 CPUs, switched on before TensorFlow is imported.
+
+TensorFlow's Linux x86 wheels ship Intel oneDNN (MKL-DNN) kernels but turn them on by
+default only on CPUs with AVX-512 VNNI or AMX; on AVX2 CPUs they are off and convolutions
+run on Eigen. For the convolutional nets of this zoo oneDNN is the faster path on such
+CPUs (measured by ``python -m benchmarks.choices``: about 1.5x for GResNet-20 training),
+so importing keras-gated sets ``TF_ENABLE_ONEDNN_OPTS=1`` when the user has not set it.
+TensorFlow reads the variable once, when it is imported, so this only takes effect if
+keras-gated (or ``training``) is imported before TensorFlow or Keras; set the variable
+yourself otherwise. ``TF_ENABLE_ONEDNN_OPTS=0`` keeps Eigen. GPUs and TPUs are unaffected:
+the variable only chooses CPU kernels.
+
+With oneDNN on, XLA is the slower path on a CPU (its CPU backend does not use oneDNN),
+so ``GatedModel``'s ``jit_compile="auto"`` then keeps Keras's choice (no XLA on a
+CPU-only TensorFlow); see ``keras_gated.fast_path``.
+
+This module imports nothing heavy: it must run before TensorFlow is imported.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import sys
+
+ONEDNN_VARIABLE = "TF_ENABLE_ONEDNN_OPTS"
+
+
+def enable_onednn_by_default() -> bool:
+    """Set ``TF_ENABLE_ONEDNN_OPTS=1`` unless the user set it or TensorFlow is already
+    imported (too late then). Returns whether the variable was set here."""
+    if ONEDNN_VARIABLE in os.environ or "tensorflow" in sys.modules:
+        return False
+    if platform.machine().lower() not in ("x86_64", "amd64"):
+        return False
+    os.environ[ONEDNN_VARIABLE] = "1"
+    return True
+
+
+def onednn_enabled() -> bool:
+    """Whether the TensorFlow in this process runs its oneDNN CPU kernels."""
+    from tensorflow.python.util import _pywrap_util_port
+
+    return bool(_pywrap_util_port.IsMklEnabled())
