@@ -20,6 +20,8 @@ XLA, and torch runs eagerly unless asked for ``torch.compile``.
 
 from __future__ import annotations
 
+import os
+
 import keras
 from keras.src.models.functional import Functional
 from keras.src.trainers.trainer import model_supports_jit
@@ -88,7 +90,9 @@ def describe(model: keras.Model) -> dict:
         import tensorflow as tf
 
         info["onednn"] = onednn_enabled()
-        intra = tf.config.threading.get_intra_op_parallelism_threads()
+        # Set through the API, else through TensorFlow's variable, else one per core.
+        intra = (tf.config.threading.get_intra_op_parallelism_threads()
+                 or int(os.environ.get("TF_NUM_INTRAOP_THREADS", "0") or 0))
         info["intra_op_threads"] = intra or "all cores"
     return info
 

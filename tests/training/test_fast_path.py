@@ -127,3 +127,15 @@ def test_building_under_emulated_mixed_precision_warns_once():
         assert sum("emulated" in str(w.message) for w in record) == 1
     finally:
         keras.mixed_precision.set_global_policy("float32")
+
+
+def test_the_reported_thread_count_follows_tensorflows_variable(monkeypatch):
+    from keras_gated.fast_path import describe
+
+    if keras.backend.backend() != "tensorflow":
+        pytest.skip("a TensorFlow setting")
+    model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)])
+    monkeypatch.setenv("TF_NUM_INTRAOP_THREADS", "1")
+    assert describe(model)["intra_op_threads"] == 1
+    monkeypatch.delenv("TF_NUM_INTRAOP_THREADS")
+    assert describe(model)["intra_op_threads"] == "all cores"
