@@ -222,6 +222,11 @@ def is_model(name: str) -> bool:
     return name in _REGISTRY
 
 
+def list_model_entries() -> list[ModelEntry]:
+    """Every registered entry, in registration order."""
+    return list(_REGISTRY.values())
+
+
 def get_model_entry(name: str) -> ModelEntry:
     """The registry entry for ``name``; a ValueError with close matches if unknown."""
     try:
@@ -359,8 +364,8 @@ def create_model(
             )
         cfg, file = _overlay_cfg(arch, str(weights), pretrained_cfg_overlay)
         cfgs = (cfg,)
-        if file is not None:
-            kwargs["weights"] = file
+        if file is not None:  # a file in place of the tag: the tag's arguments still hold
+            kwargs = {**cfg.model_kwargs, **kwargs, "weights": file}
     with pretrained_cfgs_overlay(*cfgs):
         model = entry.build(**kwargs)
     if file is not None:

@@ -205,3 +205,24 @@ def test_copy_weights_leaves_no_layer_unfilled():
         copy_weights(kg.GResNetFC(2, include_top=False), kg.GResNetFC(2))
     with pytest.raises(ValueError, match="'stem'.*shapes"):
         copy_weights(kg.GResNetFC(2, units=20), kg.GResNetFC(2))
+
+
+def test_a_tag_load_builds_the_net_its_weights_were_trained_with(tmp_path):
+    """``model_kwargs`` of a released config are the defaults of a tag load: HighwayFC
+    weights trained with tanh build a tanh net unless the call says otherwise."""
+    trained = trained_ish(kg.HighwayFC(2, activation="tanh", input_shape=(28, 28, 1)), seed=2)
+    path = tmp_path / "highwayfc2.weights.h5"
+    trained.save_weights(path)
+    cfg = cfg_for("highwayfc2.fashion_mnist", input_shape=(28, 28, 1),
+                  model_kwargs={"activation": "tanh"})
+    x = images(3, (28, 28, 1))
+    with pretrained_cfgs_overlay(cfg), pytest.warns(UserWarning, match="without a configuration"):
+        loaded = kg.create_model("highwayfc2.fashion_mnist", pretrained_cfg_overlay={"file": path})
+        mine = kg.create_model("highwayfc2.fashion_mnist", activation="relu",
+                               pretrained_cfg_overlay={"file": path})
+    activations = lambda model: {keras.activations.serialize(layer.activation)  # noqa: E731
+                                 for layer in model.layers if type(layer).__name__ == "Highway"}
+    assert activations(loaded) == {"tanh"} and activations(mine) == {"relu"}
+    np.testing.assert_allclose(to_numpy(loaded(x)), to_numpy(trained(x)), atol=1e-6)
+    # Random weights (weights=None) keep the constructor's own default.
+    assert activations(kg.HighwayFC(2)) == {"relu"}

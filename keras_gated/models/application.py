@@ -193,6 +193,7 @@ def public_constructor(
                 )
             call = None
             if current_call() is None:
+                kwargs = {**released_defaults(constructor, signature, args, kwargs), **kwargs}
                 bound = signature.bind_partial(*args, **kwargs).arguments
                 spread = {}
                 for key, value in bound.items():
@@ -212,6 +213,49 @@ def public_constructor(
         return constructor
 
     return decorate
+
+
+def released_defaults(
+    constructor: Callable, signature: inspect.Signature, args: tuple, kwargs: dict
+) -> dict[str, Any]:
+    """The constructor arguments that released weights were trained with
+    (``PretrainedCfg.model_kwargs``, e.g. ``activation="tanh"``), for a call that loads
+    them by tag (``weights="fashion_mnist"``) and does not set those arguments itself:
+    ``HighwayFC(50, weights="fashion_mnist")`` builds the net the weights belong to.
+    Arguments the call sets win (a function-defining one that differs is then refused
+    by the configuration check, naming the value the weights need)."""
+    weights = kwargs.get("weights")
+    if not isinstance(weights, str) or not weights or any(c in weights for c in "/\\:."):
+        return {}
+    from keras_gated.pretrained import get_pretrained_cfg
+    from keras_gated.registry import list_model_entries
+
+    bound = signature.bind_partial(*args, **kwargs)
+    given = dict(bound.arguments)
+    for key, parameter in signature.parameters.items():
+        if key not in given and parameter.default is not inspect.Parameter.empty:
+            given[key] = parameter.default
+    for entry in list_model_entries():
+        if not _wraps(entry.constructor, constructor):
+            continue
+        if all(given.get(key, FORWARDED_DEFAULTS.get(key)) == value
+               for key, value in entry.kwargs.items()):
+            try:
+                cfg = get_pretrained_cfg(f"{entry.name}.{weights}")
+            except ValueError:
+                return {}
+            return {key: value for key, value in cfg.model_kwargs.items()
+                    if key not in bound.arguments and key not in kwargs}
+    return {}
+
+
+def _wraps(registered: Callable, constructor: Callable) -> bool:
+    """Whether ``registered`` is ``constructor`` or a decorator's wrapper of it."""
+    while registered is not None:
+        if registered is constructor:
+            return True
+        registered = getattr(registered, "__wrapped__", None)
+    return False
 
 
 def arguments_of(constructor: Callable, *without: str) -> tuple[str, ...]:

@@ -100,6 +100,9 @@ class PretrainedCfg:
         license: the Hub license id.
         caveat: empty for sound weights; otherwise a warning given whenever they load.
         metrics: the measured numbers shown in listings (accuracy as a fraction).
+        model_kwargs: constructor arguments the weights were trained with beyond the
+            registered model's (``{"activation": "tanh"}``): a constructor that loads
+            them by tag takes these as the defaults of the arguments it is not given.
         plan: how to train planned weights (None for released ones).
     """
 
@@ -118,6 +121,7 @@ class PretrainedCfg:
     license: str = "apache-2.0"
     caveat: str = ""
     metrics: dict[str, Any] = field(default_factory=dict)
+    model_kwargs: dict[str, Any] = field(default_factory=dict)
     plan: TrainingPlan | None = None
 
     def __post_init__(self) -> None:

@@ -524,5 +524,6 @@ def pretrained_cfg_from_folder(
         license=card.get("license", ""),
         caveat=info.get("caveat", ""),
         metrics=listing,
+        model_kwargs=dict(metrics.get("model_args") or {}),
         **preprocessing_numbers(read_saved_config(folder / "config.json")),
     )
