@@ -12,7 +12,11 @@ Srivastava et al. 2015).
 
 from keras_gated.analysis.gate_log import GateLogger
 from keras_gated.analysis.highway_activity import highway_activity
-from keras_gated.analysis.lesion import estimation_error, lesion_accuracies, shuffle_accuracies
+from keras_gated.analysis.lesion import (
+    estimation_error,
+    lesion_accuracies,
+    shuffle_accuracies,
+)
 from keras_gated.analysis.prune import prune
 from keras_gated.analysis.removal import (
     accuracy,

@@ -22,7 +22,7 @@ import keras
 import numpy as np
 
 from keras_gated.analysis.prune import _inputs_of
-from keras_gated.analysis.removal import _Removed, _gated, accuracy, removable_blocks
+from keras_gated.analysis.removal import _gated, _Removed, accuracy, removable_blocks
 from keras_gated.gates import _residual_gate, gated_blocks
 
 STAGE_PATTERN = re.compile(r"^(?P<stage>.+?)_(unit|block|highway)\d+$")

@@ -13,13 +13,18 @@ import numpy as np
 
 from keras_gated.analysis import plots
 from keras_gated.analysis.highway_activity import highway_activity
-from keras_gated.analysis.lesion import estimation_error, lesion_accuracies, shuffle_accuracies, stages
+from keras_gated.analysis.lesion import (
+    estimation_error,
+    lesion_accuracies,
+    shuffle_accuracies,
+    stages,
+)
 from keras_gated.analysis.prune import prune
 from keras_gated.analysis.removal import (
+    _gated,
     accuracy,
     removable_blocks,
     removal_curve,
-    _gated,
     removal_order,
     single_removal_accuracies,
 )

@@ -18,6 +18,7 @@ from typing import Any
 import keras
 from keras import ops
 
+from keras_gated.layers.batch_norm import BatchNormalization
 from keras_gated.layers.highway import HighwayMerge
 from keras_gated.layers.padding import apply_conv, build_conv, reference_conv2d
 from keras_gated.layers.preact_unit import (
@@ -77,7 +78,7 @@ class HighwayBottleneck(keras.layers.Layer):
                 name=f"{prefix}_conv{i}",
             )
             shape = build_conv(conv, shape)
-            bn = keras.layers.BatchNormalization(
+            bn = BatchNormalization(
                 momentum=self.bn_momentum,
                 epsilon=self.bn_epsilon,
                 beta_initializer=keras.initializers.Constant(last_beta) if i == 3 else "zeros",
@@ -104,7 +105,7 @@ class HighwayBottleneck(keras.layers.Layer):
                 name="projection",
             )
             self.projection.build(tuple(input_shape))
-            self.projection_bn = keras.layers.BatchNormalization(
+            self.projection_bn = BatchNormalization(
                 momentum=self.bn_momentum, epsilon=self.bn_epsilon, name="projection_bn"
             )
             self.projection_bn.build(self.projection.compute_output_shape(tuple(input_shape)))

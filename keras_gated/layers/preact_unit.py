@@ -31,6 +31,7 @@ from typing import Any
 import keras
 from keras import ops
 
+from keras_gated.layers.batch_norm import BatchNormalization
 from keras_gated.layers.padding import apply_conv, build_conv, reference_conv2d
 from keras_gated.layers.residual_gate import ResidualGate, check_gate_function
 
@@ -170,7 +171,7 @@ class PreActUnit(keras.layers.Layer):
         shape = tuple(input_shape)
         for i, (filters, kernel, strides) in enumerate(self._conv_specs(), start=1):
             if self.batch_norm:
-                bn = keras.layers.BatchNormalization(
+                bn = BatchNormalization(
                     momentum=self.bn_momentum, epsilon=self.bn_epsilon, name=f"bn{i}"
                 )
                 bn.build(shape)

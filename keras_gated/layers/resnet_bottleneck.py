@@ -19,6 +19,7 @@ from typing import Any
 import keras
 from keras import ops
 
+from keras_gated.layers.batch_norm import BatchNormalization
 from keras_gated.layers.padding import apply_conv, build_conv, reference_conv2d
 from keras_gated.layers.preact_unit import (
     BOTTLENECK_EXPANSION,
@@ -73,7 +74,7 @@ class ResNetBottleneck(keras.layers.Layer):
             kernel_initializer=he_normal_untruncated("fan_out"), name=f"{name}_conv",
         )
         shape = build_conv(conv, shape)
-        bn = keras.layers.BatchNormalization(
+        bn = BatchNormalization(
             momentum=self.bn_momentum, epsilon=self.bn_epsilon, name=f"{name}_bn"
         )
         bn.build(shape)

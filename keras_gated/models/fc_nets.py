@@ -22,6 +22,7 @@ from typing import Any
 
 import keras
 
+from keras_gated.layers.batch_norm import BatchNormalization
 from keras_gated.layers.highway import Highway
 from keras_gated.layers.residual_gate import ResidualGate, check_gate_function
 from keras_gated.models.application import (
@@ -52,7 +53,7 @@ def fc_net_name(prefix: str, depth: int, units: int = DEFAULT_UNITS) -> str:
 def _dense_bn_relu(x, units: int, name: str, bn_momentum: float):
     """One Dot-BN-ReLU layer."""
     x = keras.layers.Dense(units, use_bias=False, name=f"{name}_dense")(x)
-    x = keras.layers.BatchNormalization(momentum=bn_momentum, epsilon=1e-3, name=f"{name}_bn")(x)
+    x = BatchNormalization(momentum=bn_momentum, epsilon=1e-3, name=f"{name}_bn")(x)
     return keras.layers.ReLU(name=f"{name}_relu")(x)
 
 

@@ -33,6 +33,7 @@ from typing import Any
 
 import keras
 
+from keras_gated.layers.batch_norm import BatchNormalization
 from keras_gated.layers.preact_unit import (
     PreActUnit,
     check_block_type,
@@ -99,7 +100,7 @@ def preact_resnet_features(
                     name=f"stage{stage}_unit{unit}",
                 )(x)
         if batch_norm:
-            x = keras.layers.BatchNormalization(
+            x = BatchNormalization(
                 momentum=bn_momentum, epsilon=bn_epsilon, name="final_bn"
             )(x)
         return keras.layers.ReLU(name="final_relu")(x)

@@ -19,6 +19,7 @@ from typing import Any
 
 import keras
 
+from keras_gated.layers.batch_norm import BatchNormalization
 from keras_gated.layers.preact_unit import he_normal_untruncated
 from keras_gated.layers.residual_gate import check_gate_function
 from keras_gated.layers.resnet_bottleneck import ResNetBottleneck
@@ -52,7 +53,7 @@ def imagenet_stem(x):
         STEM_FILTERS, 7, strides=2, use_bias=False,
         kernel_initializer=he_normal_untruncated("fan_out"), name="stem_conv",
     )(x)
-    x = keras.layers.BatchNormalization(**BN, name="stem_bn")(x)
+    x = BatchNormalization(**BN, name="stem_bn")(x)
     x = keras.layers.ReLU(name="stem_relu")(x)
     # Zero padding equals Torch's -inf padding here: the input is a ReLU output (>= 0).
     x = keras.layers.ZeroPadding2D(1, name="stem_pool_pad")(x)

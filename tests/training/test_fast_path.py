@@ -10,6 +10,7 @@ import subprocess
 import sys
 
 import keras
+import numpy as np
 import pytest
 
 from keras_gated.precision import slow_mixed_precision
@@ -139,3 +140,35 @@ def test_the_reported_thread_count_follows_tensorflows_variable(monkeypatch):
     assert describe(model)["intra_op_threads"] == 1
     monkeypatch.delenv("TF_NUM_INTRAOP_THREADS")
     assert describe(model)["intra_op_threads"] == "all cores"
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_predict_is_compiled_with_xla_where_onednn_trains_without_it(compiled, monkeypatch):
+    """On a TensorFlow CPU with oneDNN, training runs without XLA and predict with it
+    (small batches answer faster); the user's explicit jit_compile=False holds for both."""
+    import keras_gated as kg
+
+    if keras.backend.backend() != "tensorflow" or expected_jit_compile():
+        pytest.skip("oneDNN kernels on a TensorFlow CPU only")
+    import tensorflow as tf
+
+    model = kg.GResNetFC(2)
+    if compiled:
+        model.compile("sgd", "sparse_categorical_crossentropy")
+    x = np.random.default_rng(0).uniform(0, 255, (2, 28, 28, 1)).astype("float32")
+    expected = np.asarray(model(x, training=False))
+
+    def predict_step_jit_compile() -> bool:
+        """Whether a fresh predict function compiles its step with XLA."""
+        requested = []
+        real = tf.function
+        monkeypatch.setattr(tf, "function", lambda *a, **k: (requested.append(k.get("jit_compile")), real(*a, **k))[1])
+        model.make_predict_function(force=True)
+        monkeypatch.setattr(tf, "function", real)
+        return True in requested
+
+    assert predict_step_jit_compile()
+    np.testing.assert_allclose(model.predict_on_batch(x), expected, atol=1e-5)
+    assert model.jit_compile is False  # training is still without XLA
+    model.compile("sgd", "sparse_categorical_crossentropy", jit_compile=False)
+    assert not predict_step_jit_compile()
