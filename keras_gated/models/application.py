@@ -36,6 +36,7 @@ import contextvars
 import dataclasses
 import functools
 import inspect
+import json
 import os
 import warnings
 from collections.abc import Callable, Sequence
@@ -220,17 +221,26 @@ def released_defaults(
 ) -> dict[str, Any]:
     """The constructor arguments that released weights were trained with
     (``PretrainedCfg.model_kwargs``, e.g. ``activation="tanh"``), for a call that loads
-    them by tag (``weights="fashion_mnist"``) and does not set those arguments itself:
+    them by tag (``weights="fashion_mnist"``) or from a zoo folder (its ``metrics.json``
+    records the training run's ``model_args``) and does not set those arguments itself:
     ``HighwayFC(50, weights="fashion_mnist")`` builds the net the weights belong to.
     Arguments the call sets win (a function-defining one that differs is then refused
     by the configuration check, naming the value the weights need)."""
+    from keras_gated.pretrained.zoo_folder import METRICS_FILE
+
     weights = kwargs.get("weights")
+    bound = signature.bind_partial(*args, **kwargs)
+    if isinstance(weights, (str, os.PathLike)) and os.path.isfile(
+            os.path.join(weights, METRICS_FILE)):  # a zoo folder: its training run's arguments
+        with open(os.path.join(weights, METRICS_FILE)) as f:
+            trained_with = json.load(f).get("model_args") or {}
+        return {key: value for key, value in trained_with.items()
+                if key not in bound.arguments and key in constructor.valid_arguments}
     if not isinstance(weights, str) or not weights or any(c in weights for c in "/\\:."):
         return {}
     from keras_gated.pretrained import get_pretrained_cfg
     from keras_gated.registry import list_model_entries
 
-    bound = signature.bind_partial(*args, **kwargs)
     given = dict(bound.arguments)
     for key, parameter in signature.parameters.items():
         if key not in given and parameter.default is not inspect.Parameter.empty:

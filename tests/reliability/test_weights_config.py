@@ -142,3 +142,14 @@ def test_channel_mismatch_is_one_short_sentence(tmp_path):
     assert "stem_conv/kernel" in message and "(3, 3, 1, 16)" in message
     assert "(3, 3, 3, 16)" in message
     assert len(message) < 400 and "\n" not in message and "value=" not in message
+
+
+def test_released_tanh_highway_weights_build_their_tanh_net():
+    """highwayfc50.fashion_mnist was trained with H = tanh: the tag builds that net, and
+    a ReLU net is refused, naming the activation."""
+    model = kg.HighwayFC(50, weights="fashion_mnist")
+    highway = [layer for layer in model.layers if type(layer).__name__ == "Highway"]
+    assert len(highway) == 50
+    assert {keras.activations.serialize(layer.activation) for layer in highway} == {"tanh"}
+    with pytest.raises(ConfigurationMismatchError, match="activation 'tanh'"):
+        kg.HighwayFC(50, activation="relu", weights="fashion_mnist")
