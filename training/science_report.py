@@ -1,6 +1,7 @@
 """Where the runs of ``training/science_queue.sh`` stand, as Markdown table rows.
 
     python -m training.science_report [--root training/runs/science] [--evaluate] NAME...
+    python -m training.science_report --update docs/science.md [--evaluate]
 
 For each run folder ``ROOT/NAME``: finished (``metrics.json``: test accuracy and error of
 the last epoch, final validation accuracy when a split was held out), running (the last
@@ -8,6 +9,9 @@ logged epoch) or not started; the mean k over every Residual Gate at the last lo
 (``gates.csv``); and the command that reproduces it. ``--evaluate`` re-measures each
 finished run's test accuracy with ``keras-gated evaluate`` on the final backup weights
 (the command is printed beside the number) and refuses a disagreement over 0.1 point.
+``--update DOC`` rewrites, in every Markdown table of DOC, the cells under the headers
+``ours: test error ...`` and ``ours: mean k`` of each row whose command names a run
+(``--out ROOT/NAME``), and the date of the line ``(status as of ...)``.
 Without ``--evaluate`` nothing here imports Keras.
 """
 
@@ -15,7 +19,9 @@ from __future__ import annotations
 
 import argparse
 import csv
+import datetime
 import json
+import re
 import shlex
 import subprocess
 import sys
@@ -106,15 +112,64 @@ def markdown(row: dict) -> str:
             f"{k} | `{row['command']}` |")
 
 
+OUT_FLAG = re.compile(r"--out (\S+?)`")
+STATUS_DATE = re.compile(r"\(status as of [^)]*\)")
+
+
+def error_cell(row: dict) -> str:
+    if row["status"] != "finished":
+        return row["status"]
+    accuracy = row.get("evaluated_accuracy", row["test_accuracy"])
+    return f"{100 * (1 - accuracy):.2f} % ({100 * accuracy:.2f} % acc.)"
+
+
+def k_cell(row: dict) -> str:
+    return f"{row['mean_k']:.2f}" if row.get("mean_k") is not None else "—"
+
+
+def update_document(text: str, root: Path, *, re_evaluate: bool, now: str) -> str:
+    """``text`` with the ours-columns of every row that names a run under ``root`` filled
+    from that run (see the module docstring)."""
+    lines = text.split("\n")
+    columns: dict[str, int] = {}
+    for i, line in enumerate(lines):
+        if not line.startswith("|"):
+            columns = {}
+            continue
+        cells = line.split(" | ")
+        if not columns and any(c.strip("| ").startswith("ours: ") for c in cells):
+            columns = {c.strip("| ").split(" (")[0]: j for j, c in enumerate(cells)}
+            continue
+        found = OUT_FLAG.search(line)
+        if not found or not found.group(1).startswith(str(root)):
+            continue
+        row = report(Path(found.group(1)), re_evaluate=re_evaluate)
+        for header, cell in (("ours: test error", error_cell(row)), ("ours: mean k", k_cell(row))):
+            if header in columns:
+                cells[columns[header]] = cell
+        lines[i] = " | ".join(cells)
+    return STATUS_DATE.sub(f"(status as of {now})", "\n".join(lines))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m training.science_report",
                                      description=__doc__.split("\n")[0])
-    parser.add_argument("names", nargs="+", help="run folder names under --root")
+    parser.add_argument("names", nargs="*", help="run folder names under --root")
+    parser.add_argument("--update", type=Path, metavar="DOC",
+                        help="fill the ours-columns of DOC's tables from the runs they name")
     parser.add_argument("--root", default="training/runs/science")
     parser.add_argument("--evaluate", action="store_true",
                         help="re-measure finished runs with keras-gated evaluate")
     parser.add_argument("--json", action="store_true", help="one JSON object per run")
     args = parser.parse_args(argv)
+    if args.update is None and not args.names:
+        parser.error("name run folders, or pass --update DOC")
+    if args.update is not None:
+        now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+        text = args.update.read_text()
+        args.update.write_text(update_document(text, Path(args.root), re_evaluate=args.evaluate,
+                                               now=now))
+        print(f"updated {args.update}")
     for name in args.names:
         row = report(Path(args.root) / name, re_evaluate=args.evaluate)
         print(json.dumps(row) if args.json else markdown(row))

@@ -124,6 +124,30 @@ def test_report_rows(tmp_path):
     assert science_report.report(tmp_path / "none", re_evaluate=False)["status"] == "not started"
 
 
+def test_update_fills_the_ours_columns_of_the_rows_that_name_a_run(tmp_path):
+    done = tmp_path / "rgtable.gplainnet2.e20"
+    done.mkdir()
+    (done / "gates.csv").write_text("epoch,block,k,g_k\n0,block1,0.5,0.5\n0,block2,1.5,1.5\n")
+    _finish(done, test_accuracy=0.8712, epochs=20, model="gplainnet2")
+    doc = "\n".join([
+        "Rows (status as of 2000-01-01 00:00 UTC).",
+        "",
+        "| d | net | paper: mean k | ours: test error (F-MNIST) | ours: mean k | command |",
+        "| --- | --- | --- | --- | --- | --- |",
+        f"| 2 | G-PlainNet-2 | 10.57 | queued | — | `python -m training.train --out {done}` |",
+        f"| 2 | G-ResNet-2 | 5.58 | queued | — | `python -m training.train --out {tmp_path / 'rgtable.gresnetfc2.e20'}` |",
+        "| 2 | elsewhere | 1 | 9 % | 2 | `python -m training.train --out /other/run` |",
+        "",
+    ])
+    updated = science_report.update_document(doc, tmp_path, re_evaluate=False, now="NOW")
+    lines = updated.splitlines()
+    assert lines[0] == "Rows (status as of NOW)."
+    assert lines[4].startswith("| 2 | G-PlainNet-2 | 10.57 | 12.88 % (87.12 % acc.) | 1.00 | `")
+    assert lines[5].startswith("| 2 | G-ResNet-2 | 5.58 | not started | — | `")
+    assert lines[6] == doc.splitlines()[6]  # a run elsewhere is left alone
+    assert lines[2:4] == doc.splitlines()[2:4]
+
+
 def test_a_full_highway_run_at_chance_is_set_aside_and_the_next_pair_trained(tmp_path):
     runs, logs = tmp_path / "runs", tmp_path / "logs"
     _finish(runs / "gplainnet50.fashion_mnist")
