@@ -81,8 +81,10 @@ def measure_keras(args) -> dict:
     model.predict_on_batch(big)
     infer = _timed(lambda: model.predict_on_batch(big), 3)
     variant = []
-    if args.jit_compile is False:
-        variant.append("XLA off")
+    if os.environ.get("TF_ENABLE_ONEDNN_OPTS") == "0" and keras.backend.backend() == "tensorflow":
+        variant.append("oneDNN off")
+    if args.jit_compile is not None and args.jit_compile != "auto":
+        variant.append(f"XLA {'on' if args.jit_compile else 'off'}")
     if args.precision != "float32":
         variant.append(args.precision)
     if args.data != "synthetic":

@@ -33,8 +33,9 @@ TRAIN_FLOPS_PER_MAC = 2 * 3  # 2 FLOPs per MAC; backward ≈ 2 × forward
 def implementations(backends: list[str], peer: bool, variants: bool = False) -> list[dict]:
     impls = [{"impl": "keras", "backend": b} for b in backends]
     if variants and "tensorflow" in backends:
-        # Keras's own CPU default (no XLA), and mixed precision on this CPU.
-        impls += [{"impl": "keras", "backend": "tensorflow", "jit_compile": "False"},
+        # TensorFlow's own kernels where it leaves oneDNN off (keras-gated then picks
+        # XLA), and mixed precision on this CPU.
+        impls += [{"impl": "keras", "backend": "tensorflow", "env": {"TF_ENABLE_ONEDNN_OPTS": "0"}},
                   {"impl": "keras", "backend": "tensorflow", "precision": "mixed_bfloat16"}]
     if peer and importlib.util.find_spec("torch") is not None:
         impls += [{"impl": "torch", "channels_last": False}, {"impl": "torch", "channels_last": True}]
@@ -51,7 +52,9 @@ def launch(model: str, impl: dict, args) -> dict:
         command += ["--jit-compile", impl["jit_compile"]]
     if impl.get("precision"):
         command += ["--precision", impl["precision"]]
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
+    # What users get unless the implementation sets it: nothing inherited.
+    env = {k: v for k, v in os.environ.items() if k != "TF_ENABLE_ONEDNN_OPTS"}
+    env.update(TF_CPP_MIN_LOG_LEVEL="2", **impl.get("env", {}))
     if impl["impl"] == "keras":
         env["KERAS_BACKEND"] = impl["backend"]
     done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=args.timeout)
@@ -137,7 +140,8 @@ def main(argv=None) -> int:
     p.add_argument("--backends", nargs="+", help="Keras backends (default: tensorflow jax, and torch if installed)")
     p.add_argument("--no-peer", action="store_true")
     p.add_argument("--variants", action="store_true",
-                   help="also TensorFlow with XLA off (Keras's CPU default) and with mixed_bfloat16")
+                   help="also TensorFlow with oneDNN off (TensorFlow's default on AVX2 CPUs) and with "
+                        "mixed_bfloat16")
     p.add_argument("--launches", type=int)
     p.add_argument("--batch", type=int, default=128)
     p.add_argument("--steps", type=int)
