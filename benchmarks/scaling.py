@@ -79,6 +79,10 @@ def plot(rows: list[dict], path: Path) -> None:
     twin = axes[0].twinx()
     twin.plot([r["batch"] for r in batch], [r["peak_rss_mb"] for r in batch], "s--", color="C1")
     twin.set_ylabel("peak RSS (MB)", color="C1")
+    sizes = [r["batch"] for r in batch]
+    for ax in (axes[0], twin):  # one labelled tick per measured batch size
+        ax.minorticks_off()
+    axes[0].set_xticks(sizes, [str(size) for size in sizes])
     for ax, sweep, title in ((axes[1], "conv depth", "CIFAR G-ResNets"),
                              (axes[2], "fc depth", "G-ResNet FC nets")):
         group = [r for r in rows if r["sweep"] == sweep]
