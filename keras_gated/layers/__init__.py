@@ -1,5 +1,6 @@
 """The gated building blocks: Highway layers, Residual Gates and pre-activation units."""
 
+from keras_gated.layers.batch_norm import BatchNormalization
 from keras_gated.layers.highway import (
     HIGHWAY_VARIANTS,
     Highway,
@@ -17,6 +18,7 @@ __all__ = [
     "GATE_FUNCTIONS",
     "HIGHWAY_VARIANTS",
     "SHORTCUT_TYPES",
+    "BatchNormalization",
     "Highway",
     "HighwayBottleneck",
     "HighwayMerge",
