@@ -22,7 +22,12 @@
 #      on the full training split -> highwayfc50.fashion_mnist;
 #   c. Residual Gates Tables 1-2 analogue at 20 epochs (rg_mnist_fc): d = 2, 10, 20, 50, 100
 #      x plainnet / resnetfc / gplainnet / gresnetfc, then k_init 0.75 and 0.5 at d = 50
-#      and 100 for gplainnet and gresnetfc -> rgtable.<model>[.k<k_init>].e20.
+#      and 100 for gplainnet and gresnetfc -> rgtable.<model>[.k<k_init>].e20;
+#   d. Highway Networks Fig. 1 analogue at $FIG1_EPOCHS epochs (highway_mnist_fc, He init,
+#      tanh): d = 10, 20, 50, 100 x plain (71 units, no BN) / highway (50 units, b_T = -2),
+#      each at the lrs of $FIG1_LRS -> hwfig1.<plainnet|highwayfc><d>.lr<lr>.e<epochs>;
+#   e. Residual Gates Table 7 analogue on CIFAR-10 at $TABLE7_EPOCHS epochs (wrn_cifar):
+#      WRN-16-2 and G-WRN-16-2 without batch norm -> table7.<wrn|gwrn>_16_2_nobn.e<epochs>.
 set -u
 cd "$(dirname "$0")/.." || exit 1
 
@@ -32,6 +37,9 @@ PYTHON=${PYTHON:-python}
 LR_SEARCH=${LR_SEARCH:-"0.001 0.003 0.01 0.03"}
 HIGHWAY_ACTIVATIONS=${HIGHWAY_ACTIVATIONS:-"relu tanh"}
 TABLE_EPOCHS=${TABLE_EPOCHS:-20}
+FIG1_EPOCHS=${FIG1_EPOCHS:-10}
+FIG1_LRS=${FIG1_LRS:-"0.01 0.03"}
+TABLE7_EPOCHS=${TABLE7_EPOCHS:-5}
 RETRY_WAITS=${RETRY_WAITS:-"120 300 600"}  # seconds before each retry of a failed run
 export KERAS_BACKEND=jax
 export XLA_FLAGS="--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
@@ -51,9 +59,10 @@ fi
 
 note() { echo "$(date -u '+%Y-%m-%d %H:%M:%S') $*" >> "$LOG_DIR/queue.log"; }
 
-# run NAME ARGS...: python -m training.train ARGS --dataset fashion_mnist into NAME.
+# run NAME ARGS...: python -m training.train ARGS --dataset $DATASET (fashion_mnist unless
+# set for the call) into NAME.
 run() {
-  local name=$1; shift
+  local name=$1 dataset=${DATASET:-fashion_mnist}; shift
   local out="$SCIENCE_RUNS/$name" log="$LOG_DIR/$name.log"
   if [ -f "$out/metrics.json" ]; then
     return 0
@@ -65,7 +74,7 @@ run() {
   local rc wait
   for wait in $RETRY_WAITS stop; do
     note "start $name: $*"
-    nice -n 19 "$PYTHON" -m training.train "$@" --dataset fashion_mnist --out "$out" \
+    nice -n 19 "$PYTHON" -m training.train "$@" --dataset "$dataset" --out "$out" \
       --verbose 2 >> "$log" 2>&1
     rc=$?
     note "end $name: exit $rc"
@@ -189,6 +198,26 @@ for k in 0.75 0.5; do
         --epochs "$TABLE_EPOCHS" --model-arg "k_init=$k"
     done
   done
+done
+
+# d. Highway Networks Fig. 1: plain vs highway FC nets of the same parameter count.
+for depth in 10 20 50 100; do
+  for lr in $FIG1_LRS; do
+    run "hwfig1.highwayfc$depth.lr$lr.e$FIG1_EPOCHS" --model "highwayfc$depth" \
+      --recipe highway_mnist_fc --epochs "$FIG1_EPOCHS" --lr "$lr" \
+      --model-arg transform_bias=-2 --model-arg kernel_initializer=he_normal \
+      --model-arg activation=tanh
+    run "hwfig1.plainnet$depth.lr$lr.e$FIG1_EPOCHS" --model "plainnet$depth" \
+      --recipe highway_mnist_fc --epochs "$FIG1_EPOCHS" --lr "$lr" \
+      --model-arg units=71 --model-arg batch_norm=False \
+      --model-arg kernel_initializer=he_normal --model-arg activation=tanh
+  done
+done
+
+# e. Residual Gates Table 7: Wide ResNets without batch norm, gated and not.
+for family in gwrn wrn; do
+  DATASET=cifar10 run "table7.${family}_16_2_nobn.e$TABLE7_EPOCHS" --model "${family}_16_2" \
+    --recipe wrn_cifar --epochs "$TABLE7_EPOCHS" --model-arg batch_norm=False
 done
 }
 

@@ -4,7 +4,9 @@
 Every net is: flatten -> one linear ``units``-wide layer (``stem``) -> ``depth`` middle
 layers of ``units`` -> softmax. Only the middle layers differ:
 
-* ``PlainNet``:   each layer f(x) = ReLU(BN(W x))             (Dot-BN-ReLU)
+* ``PlainNet``:   each layer f(x) = ReLU(BN(W x))             (Dot-BN-ReLU), or with
+                  ``batch_norm=False`` f(x) = H(W x + b), the plain layer of the Highway
+                  paper's depth experiments (71 units, He init, ReLU or tanh)
 * ``GPlainNet``:  each layer u = g(k)·f(x) + (1 − g(k))·x     (one k per layer)
 * ``ResNetFC``:   depth/2 blocks u = f_r(x) + x, f_r = two Dot-BN-ReLU layers
 * ``GResNetFC``:  depth/2 blocks u = g(k)·f_r(x) + x           (one k per block)
@@ -57,6 +59,12 @@ def _dense_bn_relu(x, units: int, name: str, bn_momentum: float):
     return keras.layers.ReLU(name=f"{name}_relu")(x)
 
 
+def _dense_act(x, units: int, name: str, activation: str, kernel_initializer):
+    """One plain layer without batch norm: H(W x + b)."""
+    x = keras.layers.Dense(units, kernel_initializer=kernel_initializer, name=f"{name}_dense")(x)
+    return keras.layers.Activation(activation, name=f"{name}_{activation}")(x)
+
+
 def _fc_features(
     kind: str,
     depth: int,
@@ -65,6 +73,7 @@ def _fc_features(
     transform_bias: float,
     k_init: float,
     highway: dict,
+    plain: dict,
 ):
     bn_momentum = 0.99  # Keras defaults: the paper's nets were written in Keras
 
@@ -73,7 +82,8 @@ def _fc_features(
         x = keras.layers.Dense(units, name="stem")(x)
         if kind == "plain":
             for i in range(1, depth + 1):
-                f = _dense_bn_relu(x, units, f"layer{i}", bn_momentum)
+                f = (_dense_act(x, units, f"layer{i}", **plain) if plain
+                     else _dense_bn_relu(x, units, f"layer{i}", bn_momentum))
                 x = f if gate is None else ResidualGate(
                     gate, form="plain", k_initializer=k_init, name=f"block{i}"
                 )([f, x])
@@ -107,6 +117,7 @@ def _fc_net(
     transform_bias: float = -2.0,
     k_init: float = 1.0,
     highway: dict | None = None,
+    plain: dict | None = None,
     **application: Any,
 ) -> keras.Model:
     if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
@@ -122,7 +133,7 @@ def _fc_net(
         check_gate_function(gate)
     arch = fc_net_name(_PREFIX[(kind, gate is not None)], depth, units)
     return build_application(
-        _fc_features(kind, depth, units, gate, transform_bias, k_init, highway or {}),
+        _fc_features(kind, depth, units, gate, transform_bias, k_init, highway or {}, plain or {}),
         arch=arch,
         spec=MNIST_FC_INPUT,
         **application,
@@ -141,8 +152,25 @@ _ARGS_DOC = """
 
 
 @public_constructor(*APPLICATION_ARGUMENTS, defaults={"classes": 10})
-def PlainNet(depth: int = 10, units: int = 50, **kwargs: Any) -> keras.Model:
-    return _fc_net("plain", None, depth=depth, units=units, **kwargs)
+def PlainNet(
+    depth: int = 10,
+    units: int = 50,
+    batch_norm: bool = True,
+    activation: str = "relu",
+    kernel_initializer: str | dict = "he_normal",
+    **kwargs: Any,
+) -> keras.Model:
+    if not isinstance(batch_norm, bool):
+        raise ValueError(f"`batch_norm` must be True or False, got {batch_norm!r}.")
+    if batch_norm and (activation != "relu" or kernel_initializer != "he_normal"):
+        raise ValueError(
+            "`activation` and `kernel_initializer` set the plain layers without batch norm; "
+            "pass batch_norm=False with them (the Dot-BN-ReLU layers use ReLU and Keras's "
+            "default initializer)."
+        )
+    plain = None if batch_norm else {"activation": activation,
+                                     "kernel_initializer": kernel_initializer}
+    return _fc_net("plain", None, depth=depth, units=units, plain=plain, **kwargs)
 
 
 @public_constructor("k_init", *APPLICATION_ARGUMENTS, defaults={"classes": 10})
@@ -176,7 +204,14 @@ def HighwayFC(
     )
 
 
-PlainNet.__doc__ = "Plain FC net: ``depth`` Dot-BN-ReLU layers (Residual Gates Table 1)." + _ARGS_DOC
+PlainNet.__doc__ = (
+    "Plain FC net: ``depth`` Dot-BN-ReLU layers (Residual Gates Table 1), or with\n"
+    "    ``batch_norm=False`` layers H(W x + b) (Highway Networks Fig. 1: 71 units, He init)."
+    + _ARGS_DOC
+    + "        batch_norm: Dot-BN-ReLU layers (True) or plain H(W x + b) layers (False).\n"
+    + "        activation: H of the layers without batch norm (``relu`` or ``tanh``).\n"
+    + "        kernel_initializer: of the layers without batch norm (He et al. 2015).\n"
+)
 GPlainNet.__doc__ = (
     "Gated plain FC net: u = g(k)·f(x) + (1 − g(k))·x per layer (Residual Gates Table 1)."
     + _ARGS_DOC

@@ -165,3 +165,20 @@ def test_fc_width_and_classes():
     assert trainable_count(kg.PlainNet(3, units=20, classes=5)) == (
         784 * 20 + 20 + 3 * (20 * 20 + 40) + 20 * 5 + 5
     )
+
+
+def test_plain_net_without_batch_norm_is_the_highway_papers_plain_net():
+    """Highway Networks Fig. 1: 71-unit plain layers H(W x + b) with He init, no BN, each
+    with as many parameters as a 50-unit Highway layer."""
+    plain = kg.PlainNet(10, units=71, batch_norm=False, activation="tanh")
+    assert trainable_count(plain) == 784 * 71 + 71 + 10 * (71 * 71 + 71) + 71 * 10 + 10
+    assert not any("bn" in layer.name for layer in plain.layers)
+    assert plain.get_layer("layer1_tanh").get_config()["activation"] == "tanh"
+    kernel = to_numpy(plain.get_layer("layer5_dense").kernel)
+    assert abs(np.std(kernel) - np.sqrt(2 / 71)) < 0.2 * np.sqrt(2 / 71)  # He normal
+    # One 71-unit plain layer has as many parameters as one 50-unit highway layer (H and T).
+    per_plain_layer = trainable_count(kg.PlainNet(11, units=71, batch_norm=False)) - trainable_count(plain)
+    per_highway_layer = trainable_count(kg.HighwayFC(11)) - trainable_count(kg.HighwayFC(10))
+    assert abs(per_plain_layer - per_highway_layer) / per_highway_layer < 0.01
+    with pytest.raises(ValueError, match="batch_norm=False"):
+        kg.PlainNet(10, activation="tanh")

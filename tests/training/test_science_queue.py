@@ -56,11 +56,25 @@ def test_the_queue_runs_in_order_and_waits_for_the_lr_search(tmp_path):
     assert "--model-arg activation=tanh" in calls[search]
     # The search runs did not finish (stand-in), so the full highway run waits.
     assert "highwayfc50.fashion_mnist" not in outs
-    n = 1 + search + 20 + 8
-    assert outs[1 + search] == "rgtable.plainnet2.e20" and outs[n - 1] == "rgtable.gresnetfc100.k0.5.e20"
+    table = 1 + search + 20 + 8
+    assert outs[1 + search] == "rgtable.plainnet2.e20" and outs[table - 1] == "rgtable.gresnetfc100.k0.5.e20"
+    # Highway Fig. 1: 4 depths x 2 lrs x (highway, plain), the plain nets 71 units without BN.
+    fig1 = calls[table:table + 16]
+    assert [o.split(".")[1] for o in outs[table:table + 4]] == [
+        "highwayfc10", "plainnet10", "highwayfc10", "plainnet10"]
+    assert outs[table + 15] == "hwfig1.plainnet100.lr0.03.e10"
+    assert all("--recipe highway_mnist_fc" in c and "--model-arg activation=tanh" in c for c in fig1)
+    assert all("--model-arg units=71" in c and "--model-arg batch_norm=False" in c
+               for c in fig1 if "--model plainnet" in c)
+    # Table 7: the no-BN Wide ResNets on CIFAR-10.
+    n = table + 16 + 2
+    assert outs[n - 2:n] == ["table7.gwrn_16_2_nobn.e5", "table7.wrn_16_2_nobn.e5"]
+    assert all("--dataset cifar10" in c and "--model-arg batch_norm=False" in c
+               for c in calls[n - 2:n])
     # The stand-in finishes nothing: the second pass walks the same list again.
     assert len(outs) == 2 * n and outs[n:] == outs[:n]
-    assert all("--dataset fashion_mnist" in c and "--verbose 2" in c for c in calls)
+    assert all("--dataset fashion_mnist" in c for c in calls[:n - 2])
+    assert all("--verbose 2" in c for c in calls)
 
 
 def test_finished_runs_are_skipped_and_the_best_pair_is_used(tmp_path):
