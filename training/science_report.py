@@ -6,11 +6,12 @@
 For each run folder ``ROOT/NAME``: finished (``metrics.json``: test accuracy and error of
 the last epoch, final validation accuracy when a split was held out), running (the last
 logged epoch) or not started; the mean k over every Residual Gate at the last logged epoch
-(``gates.csv``); and the command that reproduces it. ``--evaluate`` re-measures each
+(``gates.csv``); the lowest training loss of any epoch (``log.csv``, Highway Networks Fig. 1
+reports the best training cost); and the command that reproduces it. ``--evaluate`` re-measures each
 finished run's test accuracy with ``keras-gated evaluate`` on the final backup weights
 (the command is printed beside the number) and refuses a disagreement over 0.1 point.
 ``--update DOC`` rewrites, in every Markdown table of DOC, the cells under the headers
-``ours: test error ...`` and ``ours: mean k`` of each row whose command names a run
+``ours: test error ...``, ``ours: mean k`` and ``ours: best training loss`` of each row whose command names a run
 (``--out ROOT/NAME``), and the date of the line ``(status as of ...)``.
 Without ``--evaluate`` nothing here imports Keras.
 """
@@ -52,6 +53,19 @@ def logged_epochs(folder: Path) -> int:
         return sum(1 for _ in csv.DictReader(f))
 
 
+def best_training_loss(folder: Path) -> tuple[float | None, int | None]:
+    """(lowest training loss in ``log.csv``, its 1-based epoch); (None, None) without one.
+    A NaN loss never counts as the lowest."""
+    path = folder / "log.csv"
+    if not path.is_file():
+        return None, None
+    with path.open(newline="") as f:
+        losses = [(float(r["loss"]), int(r["epoch"]) + 1) for r in csv.DictReader(f)
+                  if r.get("loss") not in (None, "", "nan")]
+    losses = [pair for pair in losses if pair[0] == pair[0]]
+    return min(losses) if losses else (None, None)
+
+
 def final_weights(folder: Path) -> Path | None:
     pointer = folder / "backup" / "latest.json"
     if not pointer.is_file():
@@ -79,6 +93,7 @@ def report(folder: Path, *, re_evaluate: bool) -> dict:
     row: dict = {"name": folder.name, "folder": str(folder)}
     k, k_epoch = mean_k(folder)
     row["mean_k"], row["k_epoch"] = k, k_epoch
+    row["best_loss"], row["best_loss_epoch"] = best_training_loss(folder)
     metrics_path = folder / "metrics.json"
     if not metrics_path.is_file():
         row["status"] = f"running ({logged_epochs(folder)} epochs logged)" if folder.is_dir() \
@@ -127,6 +142,13 @@ def k_cell(row: dict) -> str:
     return f"{row['mean_k']:.2f}" if row.get("mean_k") is not None else "—"
 
 
+def loss_cell(row: dict) -> str:
+    if row.get("best_loss") is None:
+        return row["status"] if row["status"] != "finished" else "—"
+    shown = f"{row['best_loss']:.4f} (epoch {row['best_loss_epoch']})"
+    return shown if row["status"] == "finished" else f"{shown}; {row['status']}"
+
+
 def update_document(text: str, root: Path, *, re_evaluate: bool, now: str) -> str:
     """``text`` with the ours-columns of every row that names a run under ``root`` filled
     from that run (see the module docstring)."""
@@ -144,7 +166,8 @@ def update_document(text: str, root: Path, *, re_evaluate: bool, now: str) -> st
         if not found or not found.group(1).startswith(str(root)):
             continue
         row = report(Path(found.group(1)), re_evaluate=re_evaluate)
-        for header, cell in (("ours: test error", error_cell(row)), ("ours: mean k", k_cell(row))):
+        for header, cell in (("ours: test error", error_cell(row)), ("ours: mean k", k_cell(row)),
+                             ("ours: best training loss", loss_cell(row))):
             if header in columns:
                 cells[columns[header]] = cell
         lines[i] = " | ".join(cells)

@@ -162,6 +162,25 @@ def test_update_fills_the_ours_columns_of_the_rows_that_name_a_run(tmp_path):
     assert lines[2:4] == doc.splitlines()[2:4]
 
 
+def test_update_fills_the_best_training_loss_of_highway_fig1_rows(tmp_path):
+    done, running = tmp_path / "hwfig1.plainnet10.lr0.01.e10", tmp_path / "hwfig1.plainnet20.lr0.01.e10"
+    for folder in (done, running):
+        folder.mkdir()
+    (done / "log.csv").write_text("epoch,accuracy,loss\n0,0.5,0.9\n1,0.6,0.31\n2,0.6,nan\n3,0.6,0.4\n")
+    (running / "log.csv").write_text("epoch,accuracy,loss\n0,0.5,1.5\n")
+    _finish(done, test_accuracy=0.85, epochs=4, model="plainnet10")
+    doc = "\n".join([
+        "| d | net | ours: best training loss | ours: test error | command |",
+        "| --- | --- | --- | --- | --- |",
+        f"| 10 | plain | queued | queued | `python -m training.train --out {done}` |",
+        f"| 20 | plain | queued | queued | `python -m training.train --out {running}` |",
+        "",
+    ])
+    lines = science_report.update_document(doc, tmp_path, re_evaluate=False, now="NOW").splitlines()
+    assert lines[2].startswith("| 10 | plain | 0.3100 (epoch 2) | 15.00 % (85.00 % acc.) | `")
+    assert lines[3].startswith("| 20 | plain | 1.5000 (epoch 1); running (1 epochs logged) | running")
+
+
 def test_a_full_highway_run_at_chance_is_set_aside_and_the_next_pair_trained(tmp_path):
     runs, logs = tmp_path / "runs", tmp_path / "logs"
     _finish(runs / "gplainnet50.fashion_mnist")
@@ -200,3 +219,26 @@ def test_a_held_full_highway_run_is_skipped(tmp_path):
     assert not any("highwayfc50.fashion_mnist" in c for c in calls)
     assert any("rgtable.plainnet2.e20" in c for c in calls)
     assert "held" in (logs / "queue.log").read_text()
+
+
+def test_highway_fig1_picks_the_lr_with_the_lowest_training_loss_and_plots(tmp_path):
+    from training import highway_fig1
+
+    curves = {"hwfig1.highwayfc10.lr0.01.e3": "0.5\n0.2\n0.1",
+              "hwfig1.highwayfc10.lr0.03.e3": "0.4\n0.15\n0.05",
+              "hwfig1.plainnet10.lr0.01.e3": "0.9\n0.8\n0.7",
+              "hwfig1.plainnet10.lr0.03.e3": "0.6\nnan\nnan",
+              "hwfig1.plainnet20.lr0.01.e3": "2.3\n2.3\n2.3"}
+    for name, losses in curves.items():
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "log.csv").write_text(
+            "epoch,loss\n" + "\n".join(f"{i},{x}" for i, x in enumerate(losses.split())) + "\n")
+    out = tmp_path / "figures"
+    assert highway_fig1.main(["--root", str(tmp_path), "--out", str(out)]) == 0
+    summary = json.loads((out / "highway_fig1.json").read_text())
+    picked = {(r["family"], r["depth"]): r["lr"] for r in summary if r["picked"]}
+    # The diverged plain run keeps its finite epochs (0.6 < 0.7) and wins.
+    assert picked == {("highwayfc", 10): "0.03", ("plainnet", 10): "0.03", ("plainnet", 20): "0.01"}
+    assert (out / "highway_fig1.png").stat().st_size > 10_000
+    with pytest.raises(SystemExit):
+        highway_fig1.main(["--root", str(tmp_path / "empty"), "--out", str(out)])
