@@ -98,11 +98,14 @@ def tensorflow_has_accelerator() -> bool:
 
 
 def describe(model: keras.Model) -> dict:
-    """The execution path a compiled model trains on: backend, XLA, precision, threads."""
+    """The execution path a compiled model trains and predicts on: backend, XLA (for
+    training, and for ``predict``), precision, threads."""
     backend = keras.backend.backend()
+    jit_compile = bool(getattr(model, "jit_compile", False))  # resolves "auto"
     info = {
         "backend": backend,
-        "jit_compile": bool(getattr(model, "jit_compile", False)),
+        "jit_compile": jit_compile,
+        "xla_predict": jit_compile or bool(getattr(model, "_xla_predict", False)),
         "dtype_policy": keras.config.dtype_policy().name,
     }
     if backend == "tensorflow":
@@ -118,8 +121,10 @@ def describe(model: keras.Model) -> dict:
 
 def describe_text(model: keras.Model) -> str:
     info = describe(model)
-    parts = [f"backend {info['backend']}", f"XLA {'on' if info['jit_compile'] else 'off'}",
-             info["dtype_policy"]]
+    xla = "on" if info["jit_compile"] else "off"
+    if info["xla_predict"] != info["jit_compile"]:
+        xla = f"{xla} for training, {'on' if info['xla_predict'] else 'off'} for predict"
+    parts = [f"backend {info['backend']}", f"XLA {xla}", info["dtype_policy"]]
     if "onednn" in info:
         parts.append(f"oneDNN {'on' if info['onednn'] else 'off'}")
     if "intra_op_threads" in info:

@@ -97,7 +97,8 @@ print(describe_text(model))
 
 @pytest.mark.skipif(platform.machine().lower() not in ("x86_64", "amd64"), reason="x86 only")
 @pytest.mark.parametrize("setting, expected", [
-    (None, "XLA off, float32, oneDNN on"), ("0", "XLA on, float32, oneDNN off")])
+    (None, "XLA off for training, on for predict, float32, oneDNN on"),
+    ("0", "XLA on, float32, oneDNN off")])
 def test_importing_keras_gated_first_turns_onednn_on_unless_the_user_said_no(setting, expected):
     """What ``import keras_gated`` gives a new TensorFlow process on an x86 CPU: oneDNN
     kernels without XLA, or, with TF_ENABLE_ONEDNN_OPTS=0, Eigen kernels with XLA."""
