@@ -111,6 +111,11 @@ def fit_resumable(model: keras.Model, train, test, *, epochs: int, out: Path, ve
             raise full from error
         raise
     clock.save()
+    if nan_guard.nan_at is None and not (out / "last.keras").exists():
+        # Every epoch was already done (the run resumed from the backup of its last epoch,
+        # e.g. on a machine that has the committed resume state but not the ignored
+        # ``*.keras`` files): the final model is the restored one.
+        save_model_atomic(model, out / "last.keras")
     if nan_guard.nan_at is not None:
         epoch, batch = nan_guard.nan_at
         kept = backup_epoch(out / "backup")
@@ -125,6 +130,14 @@ def fit_resumable(model: keras.Model, train, test, *, epochs: int, out: Path, ve
         )
         return False
     return True
+
+
+def save_model_atomic(model: keras.Model, path: Path) -> None:
+    """``model.save(path)`` through ``partial-<name>``: never a half-written ``path``."""
+    partial = path.with_name(f"partial-{path.name}")
+    partial.unlink(missing_ok=True)
+    model.save(partial)
+    os.replace(partial, path)
 
 
 def evaluate_metrics(model: keras.Model, test, test_info, out: Path, extra: dict) -> dict:

@@ -28,7 +28,7 @@ pytestmark = pytest.mark.skipif(shutil.which("bash") is None or shutil.which("fl
 def _queue(tmp_path, runs, logs):
     """Run the queue with a python that answers `-m training.train` by logging its args."""
     fake = tmp_path / "python"
-    fake.write_text(f'#!/bin/bash\nif [ "$1" = "-m" ]; then echo "$*" >> {tmp_path}/calls; exit 0; fi\n'
+    fake.write_text(f'#!/bin/bash\nif [ "$1" = "-m" ]; then echo "KERAS_BACKEND=$KERAS_BACKEND $*" >> {tmp_path}/calls; exit 0; fi\n'
                     f'exec {sys.executable} "$@"\n')
     fake.chmod(0o755)
     env = {"SCIENCE_RUNS": str(runs), "LOG_DIR": str(logs), "PYTHON": str(fake),
@@ -71,6 +71,9 @@ def test_the_queue_runs_in_order_and_waits_for_the_lr_search(tmp_path):
     assert outs[n - 2:n] == ["table7.gwrn_16_2_nobn.e5", "table7.wrn_16_2_nobn.e5"]
     assert all("--dataset cifar10" in c and "--model-arg batch_norm=False" in c
                for c in calls[n - 2:n])
+    # The convolutional nets train on TensorFlow, the FC nets on JAX.
+    assert all(c.startswith("KERAS_BACKEND=tensorflow ") for c in calls[n - 2:n])
+    assert all(c.startswith("KERAS_BACKEND=jax ") for c in calls[:n - 2])
     # The stand-in finishes nothing: the second pass walks the same list again.
     assert len(outs) == 2 * n and outs[n:] == outs[:n]
     assert all("--dataset fashion_mnist" in c for c in calls[:n - 2])
@@ -101,7 +104,7 @@ def test_a_failed_run_is_retried_then_left_for_the_second_pass(tmp_path):
     """A run that fails without a NaN (e.g. the library does not import) is tried again;
     one whose loss went NaN is marked and not retried."""
     fake = tmp_path / "python"
-    fake.write_text(f'#!/bin/bash\nif [ "$1" = "-m" ]; then echo "$*" >> {tmp_path}/calls;\n'
+    fake.write_text(f'#!/bin/bash\nif [ "$1" = "-m" ]; then echo "KERAS_BACKEND=$KERAS_BACKEND $*" >> {tmp_path}/calls;\n'
                     'case "$*" in *relu.lr0.1.val10*) echo "[train] stopped: the loss became NaN/inf"; '
                     'exit 1;; esac; exit 1; fi\n'
                     f'exec {sys.executable} "$@"\n')

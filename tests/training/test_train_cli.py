@@ -47,6 +47,16 @@ def test_train_writes_log_checkpoints_and_metrics(folder, tmp_path):
     assert train.main(["--model", "gresnetfc2", "--dataset", str(folder), "--epochs", "2",
                        "--batch-size", "32", "--out", str(out), "--verbose", "0"]) == 0
     assert _epochs(out / "log.csv") == [0, 1]
+    # A checkout with only the committed resume state (no metrics.json, no ignored *.keras)
+    # finishes the run without training: the final model is the last epoch's backup.
+    (out / "metrics.json").unlink()
+    (out / "last.keras").unlink()
+    assert train.main(["--model", "gresnetfc2", "--dataset", str(folder), "--epochs", "2",
+                       "--batch-size", "32", "--out", str(out), "--verbose", "0"]) == 0
+    assert _epochs(out / "log.csv") == [0, 1]
+    assert (out / "last.keras").exists()
+    again = json.loads((out / "metrics.json").read_text())
+    assert again["test_accuracy"] == metrics["test_accuracy"]
 
 
 @pytest.mark.skipif(keras.backend.backend() != "jax", reason="runs once, in the JAX pass (fastest)")
