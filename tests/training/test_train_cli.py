@@ -13,8 +13,8 @@ from pathlib import Path
 import keras
 import pytest
 
-from tests.helpers import make_image_folder
 from keras_gated import recipes
+from tests.helpers import make_image_folder
 from training import train
 
 ROOT = Path(__file__).resolve().parents[2]
