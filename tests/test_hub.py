@@ -99,7 +99,11 @@ def test_zoo_folder_holds_exactly_the_hub_files(tmp_path):
         "command": "python -m training.train --recipe test",
     }
     assert sorted(kg_zoo.check_zoo_folder(folder)) == sorted(ZOO_FILES)
-    np.testing.assert_array_equal(predict(keras.saving.load_model(folder)), predict(model))
+    reloaded = keras.saving.load_model(folder)
+    np.testing.assert_array_equal(predict(reloaded), predict(model))
+    # The folder carries the tag's class names; the model given keeps its own.
+    assert reloaded.class_names[:2] == ("airplane", "automobile")
+    assert model.class_names[:2] == ("class0", "class1")
     card = (folder / "README.md").read_text()
     from keras_gated.flops import count_macs
 

@@ -380,7 +380,16 @@ def save_zoo_folder(
         shutil.rmtree(folder)
     folder.mkdir(parents=True, exist_ok=True)
 
-    keras.saving.save_model(_without_training_state(model), folder, zipped=False)
+    saved = _without_training_state(model)
+    own_names = getattr(saved, "class_names", None)
+    if class_names and hasattr(saved, "class_names"):
+        # keras.saving.load_model(folder) then gives back the released class names too.
+        saved.class_names = tuple(class_names)
+    try:
+        keras.saving.save_model(saved, folder, zipped=False)
+    finally:
+        if saved is model:
+            model.class_names = own_names
     assets = folder / "assets"
     if assets.is_dir() and not any(assets.iterdir()):
         assets.rmdir()  # Keras leaves an empty assets/ when no layer has assets
