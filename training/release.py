@@ -176,6 +176,8 @@ def release(run: Path, notes: str = "", zoo: Path = ROOT / "zoo",
             raise ValueError("Twins are compared through the registry: pass `register_in`.")
         check_twins({weight_id: metrics, **twin_metrics(weight_id, twins, zoo, register_in)})
     model = keras.saving.load_model(run / "last.keras", compile=False)
+    if register_in is not None:
+        check_preset_possible(model)
     folder = save_zoo_folder(
         model, zoo / weight_id, weight_id=weight_id, metrics=metrics,
         recipe=metrics["recipe"], command=metrics["command"], dataset_note=metrics["dataset"],
@@ -209,12 +211,36 @@ def release(run: Path, notes: str = "", zoo: Path = ROOT / "zoo",
     return folder
 
 
+def kerashub_installed() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("keras_hub") is not None
+
+
+def is_convolutional(model) -> bool:
+    """Whether ``model`` ends in average pooling then the head: what a keras-hub
+    ``ImageClassifier`` preset holds (fully connected nets have no preset)."""
+    import keras
+
+    try:
+        return isinstance(model.get_layer("avg_pool"), keras.layers.GlobalAveragePooling2D)
+    except ValueError:
+        return False
+
+
+def check_preset_possible(model) -> None:
+    """A registered convolutional release carries a keras-hub preset: refuse, before
+    anything is written (an earlier release's preset included), where keras-hub is missing."""
+    if is_convolutional(model) and not kerashub_installed():
+        raise ValueError("keras-hub is not installed, so this convolutional release would have "
+                         "no keras_hub/ preset: pip install -e '.[kerashub]' and run again. "
+                         "Nothing was released.")
+
+
 def write_keras_hub_preset(weight_id: str, folder: Path) -> Path | None:
     """The release as a keras-hub ``ImageClassifier`` preset in ``folder/keras_hub``, for a
     convolutional model when keras-hub is installed (None otherwise, with a line why)."""
-    import importlib.util
-
-    if importlib.util.find_spec("keras_hub") is None:
+    if not kerashub_installed():
         print("keras-hub is not installed: no keras_hub/ preset written (pip install keras-hub)")
         return None
     from keras_gated.kerashub import save_classifier_preset

@@ -133,3 +133,22 @@ def test_caveat_is_carded_registered_warned_on_load_and_amendable(tmp_path, tiny
     with pytest.raises(ValueError, match="differ from the registered"):
         release.amend_caveat(folder, "x", register_in=cfgs, readme=None)
     assert (folder / "README.md").read_text() == card  # refused before anything was written
+
+
+def test_a_convolutional_release_without_keras_hub_is_refused_before_anything_is_written(
+        tmp_path, monkeypatch):
+    import keras
+
+    folder = tmp_path / "zoo" / "gresnet8.cifar10"
+    (folder / "keras_hub").mkdir(parents=True)  # an earlier release's preset
+    run = tmp_path / "runs" / "gresnet8.cifar10"
+    run.mkdir(parents=True)
+    (run / "metrics.json").write_text(json.dumps({"model": "gresnet8", "test_accuracy": 0.5}))
+    keras.saving.save_model(kg.GResNet(8), run / "last.keras")
+    monkeypatch.setattr(release, "kerashub_installed", lambda: False)
+    with pytest.raises(ValueError, match=r"keras-hub is not installed.*pip install -e '\.\[kerashub\]'"):
+        release.release(run, zoo=tmp_path / "zoo", register_in=tmp_path)
+    assert (folder / "keras_hub").is_dir() and not (folder / "README.md").exists()
+    # A fully connected net has no preset to lose: keras-hub is not needed.
+    assert not release.is_convolutional(kg.GResNetFC(2))
+    assert release.is_convolutional(kg.GResNet(8))
