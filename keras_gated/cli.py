@@ -12,6 +12,8 @@ import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+from keras_gated.model_args import model_arg
+
 
 def _cmd_list(args: argparse.Namespace) -> int:
     from keras_gated.registry import get_model_entry, list_models
@@ -138,8 +140,10 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 
 def _cmd_evaluate(args: argparse.Namespace) -> int:
     from keras_gated.evaluation import evaluate
+    from keras_gated.model_args import parse_model_args
 
-    result = evaluate(args.name, args.weights, args.dataset, batch_size=args.batch_size)
+    result = evaluate(args.name, args.weights, args.dataset, batch_size=args.batch_size,
+                      model_args=parse_model_args(args.model_args))
     print(f"{result['model']} (weights {result['weights']}) on {result['dataset']}, "
           f"{result['split']} split, {result['num_examples']} images")
     print(f"test accuracy: {result['test_accuracy']:.4f}")
@@ -223,6 +227,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--weights", required=True, help="tag (cifar10), weights file, folder or hf://")
     p.add_argument("--dataset", required=True, help="data tag (cifar10, fashion_mnist) or folder")
     p.add_argument("--batch-size", type=int, default=256)
+    p.add_argument("--model-arg", dest="model_args", action="append", type=model_arg, default=[],
+                   metavar="NAME=VALUE",
+                   help="a constructor argument the weights were trained with (repeatable), "
+                        "as given to training.train: batch_norm=False, units=71")
     p.set_defaults(func=_cmd_evaluate)
     p = sub.add_parser("publish", help="upload a zoo/<weight id> folder to the Hub")
     p.add_argument("folder", help="a folder written by keras_gated.pretrained.save_zoo_folder")

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from importlib import resources
-from typing import TextIO
+from typing import Any, TextIO
 
 import numpy as np
 
@@ -48,8 +48,11 @@ def check_same_classes(
         )
 
 
-def evaluate(name: str, weights: str, dataset: str, *, batch_size: int = 256) -> dict:
-    """Test accuracy of ``create_model(name, weights=weights)`` on ``dataset``'s test split.
+def evaluate(name: str, weights: str, dataset: str, *, batch_size: int = 256,
+             model_args: Mapping[str, Any] | None = None) -> dict:
+    """Test accuracy of ``create_model(name, weights=weights, **model_args)`` on
+    ``dataset``'s test split (``model_args``: the constructor arguments the weights were
+    trained with, e.g. ``{"batch_norm": False}``).
 
     The data goes through the same loader as training (JPEGs decoded bit-identically to
     PIL) and, when its images differ from the model's input (e.g. a CIFAR backbone
@@ -70,7 +73,7 @@ def evaluate(name: str, weights: str, dataset: str, *, batch_size: int = 256) ->
             f"The weights {weights!r} classify {classes} classes but {dataset!r} has "
             f"{info.num_classes}: evaluate them on the data set they were trained for."
         )
-    model = create_model(name, weights=weights, classes=info.num_classes)
+    model = create_model(name, weights=weights, classes=info.num_classes, **(model_args or {}))
     check_same_classes(model.class_names, info.class_names, weights, dataset, name)
     expected = tuple(model.inputs[0].shape[1:])
     if tuple(info.image_shape) != expected:

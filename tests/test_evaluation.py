@@ -26,6 +26,23 @@ def test_evaluate_matches_a_manual_count(tmp_path, capsys):
     assert f"test accuracy: {expected:.4f}" in capsys.readouterr().out
 
 
+def test_evaluate_builds_the_model_with_the_arguments_it_was_trained_with(tmp_path, capsys):
+    folder = make_image_folder(tmp_path / "data", per_class=(4, 15))
+    model = kg.PlainNet(2, classes=2, units=7, batch_norm=False)  # plainnet2, other widths
+    path = tmp_path / "w.weights.h5"
+    model.save_weights(path)
+    x, y, _ = datasets.load_numpy(str(folder), "test")
+    expected = float(np.mean(model.predict(x.astype("float32"), verbose=0).argmax(1) == y))
+    args = ["evaluate", "plainnet2", "--weights", str(path), "--dataset", str(folder)]
+    assert main(args) == 2  # the default plainnet2 (50 units, batch norm) does not fit them
+    capsys.readouterr()
+    assert main([*args, "--model-arg", "units=7", "--model-arg", "batch_norm=False"]) == 0
+    assert f"test accuracy: {expected:.4f}" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        main([*args, "--model-arg", "classes=3"])
+    assert "set from the data set" in capsys.readouterr().err
+
+
 def test_evaluate_uses_the_weights_class_count_and_refuses_a_mismatch(tmp_path):
     folder = make_image_folder(tmp_path / "data", per_class=(4, 5), classes=3)
     three = kg.GResNetFC(2, classes=3)

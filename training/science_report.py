@@ -73,19 +73,25 @@ def final_weights(folder: Path) -> Path | None:
     return folder / "backup" / json.loads(pointer.read_text())["weights"]
 
 
-def evaluate_command(model: str, weights: Path) -> str:
-    return shlex.join(["keras-gated", "evaluate", model, "--weights", str(weights),
-                       "--dataset", "fashion_mnist"])
+def evaluate_command(metrics: dict, weights: Path) -> str:
+    """``keras-gated evaluate`` of ``weights`` for the run ``metrics`` records: its model,
+    data set (``--dataset`` of its command) and ``--model-arg`` constructor arguments."""
+    found = re.search(r"--dataset (\S+)", metrics.get("command", ""))
+    parts = ["keras-gated", "evaluate", metrics["model"], "--weights", str(weights),
+             "--dataset", found.group(1) if found else "fashion_mnist"]
+    for name, value in (metrics.get("model_args") or {}).items():
+        # JSON gave str, bool, int or float: a str is written as is (what the flag parses).
+        parts += ["--model-arg", f"{name}={value if isinstance(value, str) else repr(value)}"]
+    return shlex.join(parts)
 
 
-def evaluate(model: str, weights: Path) -> float:
-    """``keras-gated evaluate``'s test accuracy, run as the command itself."""
-    result = subprocess.run(shlex.split(evaluate_command(model, weights)), capture_output=True,
-                            text=True, check=True)
+def evaluate(command: str) -> float:
+    """The test accuracy printed by ``command`` (a ``keras-gated evaluate``), run as is."""
+    result = subprocess.run(shlex.split(command), capture_output=True, text=True, check=True)
     for line in result.stdout.splitlines():
         if line.startswith("test accuracy:"):
             return float(line.split(":", 1)[1])
-    raise RuntimeError(f"no test accuracy in the output of {evaluate_command(model, weights)}")
+    raise RuntimeError(f"no test accuracy in the output of {command}")
 
 
 def report(folder: Path, *, re_evaluate: bool) -> dict:
@@ -106,9 +112,9 @@ def report(folder: Path, *, re_evaluate: bool) -> dict:
                val_accuracy=metrics.get("val_accuracy"), model=metrics["model"])
     weights = final_weights(folder)
     if weights is not None:
-        row["evaluate_command"] = evaluate_command(metrics["model"], weights)
+        row["evaluate_command"] = evaluate_command(metrics, weights)
         if re_evaluate:
-            measured = evaluate(metrics["model"], weights)
+            measured = evaluate(row["evaluate_command"])
             row["evaluated_accuracy"] = measured
             if abs(measured - metrics["test_accuracy"]) > TOLERANCE:
                 raise SystemExit(f"{folder}: keras-gated evaluate gives {measured:.4f}, "

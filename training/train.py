@@ -24,7 +24,6 @@ rate (the schedule's shape is kept). All three are settings of the run
 from __future__ import annotations
 
 import argparse
-import ast
 import math
 from collections.abc import Sequence
 from pathlib import Path
@@ -33,32 +32,10 @@ from training.arguments import command_line, positive_float, positive_int, run_m
 
 STRATEGY_CHOICES = ("default", "mirrored", "multiworker", "tpu", "dataparallel")
 
-# Constructor arguments the run sets from the data: not for --model-arg.
-DATA_MODEL_ARGS = ("classes", "input_shape")
-
 # The settings of a run recorded after the flags that give them were added, at their
 # values when the flag is not given: a fingerprint.json written before (that lacks them)
 # compares equal to a launch without those flags, so older runs still resume.
 FINGERPRINT_DEFAULTS = {"model_args": {}, "validation_split": None, "lr": None}
-
-
-def literal_or_string(text: str):
-    """A Python literal (``0.5``, ``-2``, ``True``, ``(1, 2)``, ``None``), else the text."""
-    try:
-        return ast.literal_eval(text)
-    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-        return text
-
-
-def model_arg(text: str) -> tuple[str, object]:
-    """argparse type of ``--model-arg``: ``NAME=VALUE`` -> ``(NAME, value)``."""
-    name, sep, value = text.partition("=")
-    name = name.strip()
-    if not sep or not name.isidentifier():
-        raise argparse.ArgumentTypeError(f"{text!r} is not NAME=VALUE (e.g. k_init=0.5)")
-    if name in DATA_MODEL_ARGS:
-        raise argparse.ArgumentTypeError(f"{name} is set from the data set, not by --model-arg")
-    return name, literal_or_string(value)
 
 
 def fraction(text: str) -> float:
@@ -73,19 +50,12 @@ def fraction(text: str) -> float:
 
 
 def model_args(args: argparse.Namespace) -> dict:
-    """``--model-arg`` as a dict; a name given twice is refused (``ValueError``)."""
-    found: dict = {}
-    for name, value in getattr(args, "model_args", None) or []:
-        if name in found and found[name] != value:
-            raise ValueError(f"--model-arg {name} is given twice ({found[name]!r} and {value!r}).")
-        found[name] = value
-    return found
+    """``--model-arg`` as a dict (``keras_gated.model_args``: VALUE a Python literal, else
+    a string); a malformed one or a name given twice is refused (``ValueError``). Parsed
+    here, not by argparse: the library imports Keras, which waits for ``--backend``."""
+    from keras_gated.model_args import parse_model_args
 
-
-def format_model_arg(name: str, value) -> str:
-    """``NAME=VALUE`` that ``model_arg`` parses back into the same value."""
-    text = value if isinstance(value, str) and literal_or_string(value) == value else repr(value)
-    return f"{name}={text}"
+    return parse_model_args(getattr(args, "model_args", None))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -102,7 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="Keras backend (default: KERAS_BACKEND, else tensorflow)")
     p.add_argument("--out", help="output directory (default: runs/<model>.<dataset>)")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--model-arg", dest="model_args", action="append", type=model_arg, default=[],
+    p.add_argument("--model-arg", dest="model_args", action="append", default=[],
                    metavar="NAME=VALUE",
                    help="a model constructor argument (repeatable), VALUE a Python literal or "
                         "else a string: k_init=0.5, transform_bias=-2")
@@ -121,6 +91,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def reproduce_command(args: argparse.Namespace, backend: str) -> str:
     """The exact command line that reproduces this run."""
+    from keras_gated.model_args import format_model_arg
+
     parts = ["--model", args.model, "--dataset", args.dataset]
     for flag in ("recipe", "epochs", "batch_size", "seed", "precision"):
         value = getattr(args, flag)
@@ -234,15 +206,21 @@ def run(args: argparse.Namespace) -> int:
     import keras
 
     from keras_gated import datasets
+    from keras_gated.fast_path import describe, describe_text
+    from keras_gated.recipes import get_recipe
     from keras_gated.registry import get_model_entry
     from training import distribute
     from training.data import make_pipeline, normalisation_mean
     from training.loop import evaluate_metrics, fit_resumable, write_metrics
     from training.optim import apply_weight_decay, make_optimizer
-    from training.run_dir import check_fingerprint, check_run_files, finished_run, open_run_folder
-    from keras_gated.fast_path import describe, describe_text
-    from keras_gated.recipes import get_recipe
+    from training.run_dir import (
+        check_fingerprint,
+        check_run_files,
+        finished_run,
+        open_run_folder,
+    )
 
+    extra_model_args = model_args(args)  # bad input ends here, before anything is written
     backend = keras.backend.backend()
     entry = get_model_entry(args.model)
     recipe = get_recipe(args.recipe or default_recipe_name(entry)).with_epochs(args.epochs)
@@ -250,7 +228,6 @@ def run(args: argparse.Namespace) -> int:
     recipe = dataclasses.replace(recipe, batch_size=batch_size)  # recorded as it is used
     if args.lr is not None:
         recipe = dataclasses.replace(recipe, learning_rate=args.lr)
-    extra_model_args = model_args(args)
     out = Path(args.out or f"runs/{args.model}.{Path(args.dataset).name}")
     settings = fingerprint(args, recipe, batch_size)
     with open_run_folder(out):

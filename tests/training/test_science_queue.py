@@ -139,6 +139,16 @@ def test_report_rows(tmp_path):
     assert row["evaluate_command"].endswith("backup/epoch-0020.weights.h5 --dataset fashion_mnist")
     assert "| 87.12 % | 12.88 % | 1.00 | `c` |" in science_report.markdown(row)
     assert science_report.report(tmp_path / "none", re_evaluate=False)["status"] == "not started"
+    # A run on another data set, with constructor arguments: evaluated the same way.
+    cifar = tmp_path / "table7.wrn_16_2_nobn.e5"
+    _finish(cifar, test_accuracy=0.1, epochs=5, model="wrn_16_2",
+            command="python -m training.train --model wrn_16_2 --dataset cifar10",
+            model_args={"batch_norm": False, "activation": "tanh"})
+    (cifar / "backup").mkdir()
+    (cifar / "backup" / "latest.json").write_text('{"epoch": 5, "weights": "epoch-0005.weights.h5"}')
+    command = science_report.report(cifar, re_evaluate=False)["evaluate_command"]
+    assert command.endswith("epoch-0005.weights.h5 --dataset cifar10 "
+                            "--model-arg batch_norm=False --model-arg activation=tanh")
 
 
 def test_update_fills_the_ours_columns_of_the_rows_that_name_a_run(tmp_path):

@@ -176,10 +176,22 @@ def test_model_arg_values_are_python_literals_else_strings():
     assert "--model-arg k_init=0.5" in " ".join(command)
 
 
+@pytest.mark.parametrize("flags", [["--model-arg", "k_init"], ["--model-arg", "=1"]])
+def test_a_malformed_model_arg_is_refused_before_anything_runs(flags, tmp_path, capsys):
+    code = train.main(["--model", "gresnetfc2", "--dataset", "x", "--out", str(tmp_path / "r"),
+                       *flags])
+    assert code == 2 and "is not NAME=VALUE" in capsys.readouterr().err
+    assert not (tmp_path / "r").exists()
+
+
+def test_a_model_arg_set_from_the_data_is_refused(tmp_path, capsys):
+    code = train.main(["--model", "gresnetfc2", "--dataset", "x", "--out", str(tmp_path / "r"),
+                       "--model-arg", "classes=3"])
+    assert code == 2 and "set from the data set" in capsys.readouterr().err
+    assert not (tmp_path / "r").exists()
+
+
 @pytest.mark.parametrize("flags, message", [
-    (["--model-arg", "k_init"], "NAME=VALUE"),
-    (["--model-arg", "=1"], "NAME=VALUE"),
-    (["--model-arg", "classes=3"], "set from the data set"),
     (["--validation-split", "1"], "between 0 and 1"),
     (["--validation-split", "0"], "between 0 and 1"),
     (["--lr", "-0.1"], "> 0"),
