@@ -14,6 +14,7 @@ Schmidhuber 2017 (*Highway and Residual Networks learn Unrolled Iterative Estima
 from __future__ import annotations
 
 import copy
+import itertools
 import re
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -106,9 +107,27 @@ def _permuted_model(model: keras.Model, order: dict[str, list[str]]) -> keras.Mo
     return shuffled
 
 
+def shuffled_orders(blocks: Sequence[str], seeds: Sequence[int]) -> list[list[str]]:
+    """Orders of ``blocks`` other than their own, one per seed: every such order when
+    there are no more of them than seeds (two blocks: only the swap), else one random
+    order per seed (redrawn until it differs from the original)."""
+    others = [list(p) for p in itertools.permutations(blocks) if list(p) != list(blocks)]
+    if len(others) <= len(seeds):
+        return others
+    orders = []
+    for seed in seeds:
+        rng = np.random.default_rng(seed)
+        order = list(blocks)
+        while order == list(blocks):
+            order = [blocks[i] for i in rng.permutation(len(blocks))]
+        orders.append(order)
+    return orders
+
+
 def shuffle_accuracies(model: keras.Model, x, y, *, seeds: Sequence[int] = (0, 1, 2),
                        batch_size: int = 256) -> dict[str, dict]:
-    """Stage -> accuracy (mean, std over ``seeds``) with its same-shape blocks permuted."""
+    """Stage -> accuracy (mean, std over the orders) with its same-shape blocks run in
+    orders other than their own (``shuffled_orders``; Greff et al. 2017, Fig. 3)."""
     removable = set(removable_blocks(model)) | {
         name for name, layer in gated_blocks(model).items()
         if _residual_gate(layer) is None and _lesionable_highway(layer)
@@ -119,13 +138,11 @@ def shuffle_accuracies(model: keras.Model, x, y, *, seeds: Sequence[int] = (0, 1
         movable = [n for n in names if n in removable]
         if len(movable) < 2 or stage == "all":
             continue
-        values = []
-        for seed in seeds:
-            permuted = [movable[i] for i in np.random.default_rng(seed).permutation(len(movable))]
-            shuffled = _permuted_model(model, {"|".join(movable): permuted})
-            values.append(accuracy(shuffled, x, y, batch_size))
+        orders = shuffled_orders(movable, seeds)
+        values = [accuracy(_permuted_model(model, {"|".join(movable): order}), x, y, batch_size)
+                  for order in orders]
         results[stage] = {"mean": float(np.mean(values)), "std": float(np.std(values)),
-                          "blocks": movable}
+                          "blocks": movable, "orders": orders, "accuracies": values}
     return results
 
 

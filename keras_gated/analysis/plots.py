@@ -84,13 +84,19 @@ def plot_highway_activity(activity: Mapping[str, Mapping], path: str | Path, tit
 
 
 def plot_prune_tradeoff(points: list[Mapping], path: str | Path, title: str = "") -> Path:
-    """Accuracy vs measured inference time of pruned models."""
+    """Accuracy of pruned models against their counted MACs (left; exact, any machine)
+    and their measured inference time (right; this machine, under its load then)."""
     plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(6, 4))
-    ax.plot([p["seconds_per_image"] * 1e3 for p in points], [p["accuracy"] for p in points], marker="o")
-    for p in points:
-        ax.annotate(str(p["removed"]), (p["seconds_per_image"] * 1e3, p["accuracy"]), fontsize=7)
-    ax.set_xlabel("inference time per image (ms)")
-    ax.set_ylabel("test accuracy")
-    ax.set_title(title or "pruning: speed vs accuracy (labels: blocks removed)")
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4), sharey=True)
+    accuracies = [p["accuracy"] for p in points]
+    for ax, xs, label in (
+        (axes[0], [p["macs"] / 1e6 for p in points], "counted MMACs per image (forward)"),
+        (axes[1], [p["seconds_per_image"] * 1e3 for p in points], "measured inference time per image (ms)"),
+    ):
+        ax.plot(xs, accuracies, marker="o")
+        for p, x in zip(points, xs):
+            ax.annotate(str(p["removed"]), (x, p["accuracy"]), fontsize=7)
+        ax.set_xlabel(label)
+    axes[0].set_ylabel("test accuracy")
+    fig.suptitle(title or "pruning by lowest |g(k)|: cost vs accuracy (labels: blocks removed)")
     return _save(fig, path)

@@ -43,32 +43,39 @@ def load_examples(dataset: str, examples: int, split: str = "test") -> tuple[np.
     return tf.cast(x, tf.float32).numpy(), np.asarray(y)
 
 
-def seconds_per_image(model: keras.Model, x: np.ndarray, repeats: int = 3) -> float:
-    """Median wall time of ``predict`` over ``x``, per image (after one warm-up call)."""
-    model.predict(x, batch_size=len(x), verbose=0)
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
+def seconds_per_image(models: Sequence[keras.Model], x: np.ndarray, rounds: int = 5) -> list[float]:
+    """Median wall time of ``predict`` over ``x``, per image, for each of ``models``: after
+    one warm-up call each, ``rounds`` rounds that time every model once, interleaved, so
+    that a load that comes and goes on the machine falls on all of them alike."""
+    for model in models:
         model.predict(x, batch_size=len(x), verbose=0)
-        times.append(time.perf_counter() - start)
-    return float(np.median(times)) / len(x)
+    times: list[list[float]] = [[] for _ in models]
+    for _ in range(rounds):
+        for model, record in zip(models, times):
+            start = time.perf_counter()
+            model.predict(x, batch_size=len(x), verbose=0)
+            record.append(time.perf_counter() - start)
+    return [float(np.median(record)) / len(x) for record in times]
 
 
-def prune_tradeoff(model: keras.Model, x, y, *, timing_batch: int = 256) -> list[dict]:
-    """Accuracy and measured speed of the model pruned by lowest |g(k)|, 0..n blocks."""
+def prune_tradeoff(model: keras.Model, x, y, *, timing_batch: int = 256,
+                   rounds: int = 5) -> list[dict]:
+    """Accuracy, counted MACs and measured speed of the model pruned by lowest |g(k)|,
+    0..n blocks (``seconds_per_image``: medians of interleaved rounds)."""
+    from keras_gated.flops import count_macs
+
     order = removal_order(model, "gate")
-    points = []
-    timing = x[:timing_batch]
-    for count in range(len(order) + 1):
-        pruned = prune(model, order[:count], name=f"{model.name}_minus{count}") if count else model
-        points.append({
-            "removed": count,
-            "blocks": order[:count],
-            "accuracy": accuracy(pruned, x, y),
-            "parameters": int(pruned.count_params()),
-            "seconds_per_image": seconds_per_image(pruned, timing),
-        })
-    return points
+    pruned = [prune(model, order[:count], name=f"{model.name}_minus{count}") if count else model
+              for count in range(len(order) + 1)]
+    seconds = seconds_per_image(pruned, x[:timing_batch], rounds)
+    return [{
+        "removed": count,
+        "blocks": order[:count],
+        "accuracy": accuracy(smaller, x, y),
+        "parameters": int(smaller.count_params()),
+        "macs": int(count_macs(smaller)),
+        "seconds_per_image": seconds[count],
+    } for count, smaller in enumerate(pruned)]
 
 
 def analyze(model: keras.Model, x: np.ndarray, y: np.ndarray, out: str | Path, *,

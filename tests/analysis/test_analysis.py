@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import csv
 import json
-import subprocess
-import sys
 
 import keras
 import numpy as np
@@ -124,6 +122,21 @@ def test_shuffling_runs_the_blocks_in_the_permuted_order():
     np.testing.assert_allclose(to_numpy(shuffled(x)), to_numpy(y_manual), atol=1e-5, rtol=1e-5)
     results = shuffle_accuracies(model, x, y, seeds=(0,))
     assert set(results) == {"stage1", "stage2", "stage3"}
+    # Two blocks have one order other than their own: the swap, never the identity.
+    assert results["stage1"]["orders"] == [permuted]
+    from keras_gated.analysis.lesion import accuracy as accuracy_of
+
+    assert results["stage1"]["accuracies"] == [accuracy_of(shuffled, x, y)]
+
+
+def test_shuffled_orders_never_keep_the_original_order():
+    from keras_gated.analysis.lesion import shuffled_orders
+
+    assert shuffled_orders(["a", "b"], seeds=(0, 1, 2)) == [["b", "a"]]
+    three = shuffled_orders(["a", "b", "c"], seeds=(0, 1, 2))
+    assert len(three) == 3 and ["a", "b", "c"] not in three
+    many = shuffled_orders(list("abcde"), seeds=range(10))
+    assert len(many) == 10 and list("abcde") not in many
 
 
 def test_estimation_error_is_zero_at_the_stage_end():
@@ -165,6 +178,16 @@ def test_analyze_writes_plots_and_json(tmp_path):
     prune_points = saved["prune"]
     assert [p["removed"] for p in prune_points] == list(range(len(removable_blocks(model)) + 1))
     assert prune_points[-1]["parameters"] < prune_points[0]["parameters"]
+    # Every pruned block takes its multiply-accumulates with it; none is free.
+    from keras_gated.flops import count_macs
+
+    macs = [p["macs"] for p in prune_points]
+    assert macs[0] == count_macs(model) and all(a > b for a, b in zip(macs, macs[1:]))
+    assert all(p["seconds_per_image"] > 0 for p in prune_points)
+    assert prune_points[0]["accuracy"] == result["accuracy"]
+    # The shuffle is never the identity: a stage of two movable blocks runs them swapped.
+    assert all(list(reversed(r["blocks"])) in r["orders"] for r in saved["shuffle"].values()
+               if len(r["blocks"]) == 2)
     assert result["accuracy"] == saved["accuracy"]
 
 
