@@ -147,8 +147,16 @@ def shuffle_accuracies(model: keras.Model, x, y, *, seeds: Sequence[int] = (0, 1
 
 
 def estimation_error(model: keras.Model, x, *, batch_size: int = 256) -> dict[str, dict]:
-    """Stage -> {"per_block": [e_1, ..., e_L], "mean": ..., "std": ...}, e_l =
-    mean over the data of ‖x_l − x_L‖ / ‖x_L‖ (x_L: the stage's last block output)."""
+    """Per stage, how far each block's output x_l is from the stage's last one, x_L.
+
+    Greff et al. 2017 (Eq. 1, Fig. 3): blocks of a stage iteratively estimate the same
+    representation, so the estimation error x_l − x_L should be zero in expectation and
+    its spread should shrink along the stage. For each block: ``signed_mean``, the mean
+    over the units (height, width, channels) of the mean over the data of x_l − x_L, and
+    ``signed_std``, the mean over the units of its standard deviation over the data (the
+    paper's two curves); ``per_block``, the mean over the data of ‖x_l − x_L‖ / ‖x_L‖
+    (scale-free). ``mean``/``std``: of ``per_block`` over the blocks before the last.
+    """
     groups = {s: n for s, n in stages(model).items() if s != "all" and len(n) > 1}
     names = [n for block_names in groups.values() for n in block_names]
     probe = keras.Model(model.inputs, [model.get_layer(n).output for n in names])
@@ -158,8 +166,12 @@ def estimation_error(model: keras.Model, x, *, batch_size: int = 256) -> dict[st
     for stage, block_names in groups.items():
         final = by_name[block_names[-1]].reshape(len(x), -1)
         norm = np.linalg.norm(final, axis=1) + 1e-12
-        errors = [float(np.mean(np.linalg.norm(by_name[n].reshape(len(x), -1) - final, axis=1) / norm))
-                  for n in block_names]
-        results[stage] = {"blocks": block_names, "per_block": errors,
-                          "mean": float(np.mean(errors[:-1])), "std": float(np.std(errors[:-1]))}
+        differences = [by_name[n].reshape(len(x), -1) - final for n in block_names]
+        errors = [float(np.mean(np.linalg.norm(d, axis=1) / norm)) for d in differences]
+        results[stage] = {
+            "blocks": block_names, "per_block": errors,
+            "signed_mean": [float(np.mean(d.mean(axis=0))) for d in differences],
+            "signed_std": [float(np.mean(d.std(axis=0))) for d in differences],
+            "mean": float(np.mean(errors[:-1])), "std": float(np.std(errors[:-1])),
+        }
     return results

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
+import numpy as np
+
 
 def _pyplot():
     import matplotlib
@@ -56,15 +58,26 @@ def plot_removal_curves(curves: Mapping[str, Mapping], path: str | Path, title: 
 
 
 def plot_estimation_error(errors: Mapping[str, Mapping], path: str | Path, title: str = "") -> Path:
-    """Per-stage ‖x_l − x_L‖ / ‖x_L‖ along the blocks of each stage (Greff et al. Fig. 3)."""
+    """Greff et al. Fig. 3: per stage, the mean estimation error x_l − x_L of each block
+    with its standard deviation over the data as a band (left), and the scale-free
+    ‖x_l − x_L‖ / ‖x_L‖ (right)."""
     plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(6, 4))
+    fig, (signed, relative) = plt.subplots(1, 2, figsize=(10, 4))
     for stage, result in errors.items():
-        ax.plot(range(1, len(result["per_block"]) + 1), result["per_block"], marker="o", ms=3, label=stage)
-    ax.set_xlabel("block within stage")
-    ax.set_ylabel("relative estimation error")
-    ax.legend(fontsize=8)
-    ax.set_title(title or "estimation error per stage")
+        blocks = range(1, len(result["per_block"]) + 1)
+        if "signed_mean" in result:
+            mean, std = np.asarray(result["signed_mean"]), np.asarray(result["signed_std"])
+            line, = signed.plot(blocks, mean, marker="o", ms=3, label=stage)
+            signed.fill_between(blocks, mean - std, mean + std, color=line.get_color(), alpha=0.15)
+        relative.plot(blocks, result["per_block"], marker="o", ms=3, label=stage)
+    signed.axhline(0.0, color="grey", lw=0.5)
+    signed.set_ylabel("estimation error x_l − x_L: mean ± std over the data")
+    relative.set_ylabel("‖x_l − x_L‖ / ‖x_L‖ (mean over the data)")
+    for ax in (signed, relative):
+        ax.set_xlabel("block within stage")
+        ax.xaxis.get_major_locator().set_params(integer=True)  # blocks are counted
+        ax.legend(fontsize=8)
+    fig.suptitle(title or "estimation error per stage (Greff et al. 2017, Fig. 3)")
     return _save(fig, path)
 
 

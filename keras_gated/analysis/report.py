@@ -58,16 +58,28 @@ def seconds_per_image(models: Sequence[keras.Model], x: np.ndarray, rounds: int 
     return [float(np.median(record)) / len(x) for record in times]
 
 
+def _for_timing(model: keras.Model) -> keras.Model:
+    """A copy of ``model`` whose ``predict`` times follow its work: on TensorFlow, compiled
+    without XLA (oneDNN kernels). XLA-compiled CPU ``predict`` of the same large batch can
+    take up to twice as long from one compilation to the next, which would hide what a
+    pruned block saves. Other backends keep their own path (JAX always compiles)."""
+    copy = model.__class__.from_config(model.get_config())
+    copy.set_weights(model.get_weights())
+    if keras.backend.backend() == "tensorflow":
+        copy.compile(jit_compile=False)
+    return copy
+
+
 def prune_tradeoff(model: keras.Model, x, y, *, timing_batch: int = 256,
                    rounds: int = 5) -> list[dict]:
     """Accuracy, counted MACs and measured speed of the model pruned by lowest |g(k)|,
-    0..n blocks (``seconds_per_image``: medians of interleaved rounds)."""
+    0..n blocks (``seconds_per_image``: medians of interleaved rounds, ``_for_timing``)."""
     from keras_gated.flops import count_macs
 
     order = removal_order(model, "gate")
     pruned = [prune(model, order[:count], name=f"{model.name}_minus{count}") if count else model
               for count in range(len(order) + 1)]
-    seconds = seconds_per_image(pruned, x[:timing_batch], rounds)
+    seconds = seconds_per_image([_for_timing(m) for m in pruned], x[:timing_batch], rounds)
     return [{
         "removed": count,
         "blocks": order[:count],

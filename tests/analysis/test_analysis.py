@@ -148,6 +148,14 @@ def test_estimation_error_is_zero_at_the_stage_end():
         assert len(result["per_block"]) == 3
         assert result["per_block"][-1] == 0
         assert all(e > 0 for e in result["per_block"][:-1])
+        assert result["signed_mean"][-1] == 0 and result["signed_std"][-1] == 0
+    # The paper's two numbers per block, checked by hand for the first block of stage 2.
+    probe = keras.Model(model.inputs, [model.get_layer(n).output
+                                       for n in ("stage2_unit1", "stage2_unit3")])
+    first, last = (to_numpy(o).reshape(len(x), -1) for o in probe(x))
+    difference = first - last
+    assert errors["stage2"]["signed_mean"][0] == pytest.approx(difference.mean(0).mean(), abs=1e-5)
+    assert errors["stage2"]["signed_std"][0] == pytest.approx(difference.std(0).mean(), rel=1e-4)
 
 
 def test_highway_activity_matches_the_gate_bias():
