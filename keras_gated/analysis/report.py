@@ -44,25 +44,27 @@ def load_examples(dataset: str, examples: int, split: str = "test") -> tuple[np.
 
 
 def seconds_per_image(models: Sequence[keras.Model], x: np.ndarray, rounds: int = 5) -> list[float]:
-    """Median wall time of ``predict`` over ``x``, per image, for each of ``models``: after
-    one warm-up call each, ``rounds`` rounds that time every model once, interleaved, so
-    that a load that comes and goes on the machine falls on all of them alike."""
+    """Median wall time of ``predict_on_batch(x)``, per image, for each of ``models``:
+    after one warm-up call each, ``rounds`` rounds that time every model once,
+    interleaved, so that a load that comes and goes on the machine falls on all of them
+    alike. ``predict_on_batch`` times the network: ``predict`` also builds its input
+    pipeline on every call (about 0.1 s on one CPU core), which would hide what a pruned
+    block saves."""
     for model in models:
-        model.predict(x, batch_size=len(x), verbose=0)
+        model.predict_on_batch(x)
     times: list[list[float]] = [[] for _ in models]
     for _ in range(rounds):
         for model, record in zip(models, times):
             start = time.perf_counter()
-            model.predict(x, batch_size=len(x), verbose=0)
+            model.predict_on_batch(x)
             record.append(time.perf_counter() - start)
     return [float(np.median(record)) / len(x) for record in times]
 
 
 def _for_timing(model: keras.Model) -> keras.Model:
-    """A copy of ``model`` whose ``predict`` times follow its work: on TensorFlow, compiled
-    without XLA (oneDNN kernels). XLA-compiled CPU ``predict`` of the same large batch can
-    take up to twice as long from one compilation to the next, which would hide what a
-    pruned block saves. Other backends keep their own path (JAX always compiles)."""
+    """A copy of ``model`` whose inference times follow its work: on TensorFlow, compiled
+    without XLA (oneDNN kernels). Two XLA compilations of the same model timed 1.6x
+    apart on one CPU core here, which would hide what a pruned block saves. Other backends keep their own path (JAX always compiles)."""
     copy = model.__class__.from_config(model.get_config())
     copy.set_weights(model.get_weights())
     if keras.backend.backend() == "tensorflow":
