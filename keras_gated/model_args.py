@@ -57,5 +57,3 @@ def format_model_arg(name: str, value) -> str:
     """``NAME=VALUE`` that ``model_arg`` parses back into the same value."""
     text = value if isinstance(value, str) and literal_or_string(value) == value else repr(value)
     return f"{name}={text}"
-
-
