@@ -78,6 +78,9 @@ def prune(model: keras.Model, blocks: Iterable[str], name: str | None = None) ->
             history[:] = resolve(list(history))
     for key in ("output_layers", "input_layers"):
         config[key] = _resolve_outputs(config[key], resolve)
+    extras = config.get("keras_gated")  # a GatedModel's feature map (forward_features)
+    if extras and extras.get("feature_layer") in replacement:
+        extras["feature_layer"] = resolve([extras["feature_layer"], 0, 0])[0]
     # Keep only the layers the outputs still reach.
     needed, frontier = set(), [o[0] for o in _flat_outputs(config["output_layers"])]
     while frontier:

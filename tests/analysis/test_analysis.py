@@ -74,6 +74,18 @@ def test_prune_equals_the_gated_model_with_those_gates_at_zero(build, shape):
     assert not any(layer.name in blocks for layer in pruned.layers)
 
 
+def test_pruning_the_last_block_moves_the_feature_map_to_what_feeds_it():
+    # A residual FC net's feature map is its last block's output.
+    model = _with_random_gates(kg.GResNetFC(6, classes=3, classifier_activation=None))
+    pruned = prune(model, ["block3"])
+    x, _ = _data((28, 28, 1), n=4)
+    kg.remove_block(model, "block3")
+    np.testing.assert_allclose(to_numpy(pruned(x)), to_numpy(model(x)), atol=1e-5, rtol=1e-5)
+    features = pruned.forward_features(x)
+    np.testing.assert_allclose(to_numpy(pruned.forward_head(features)), to_numpy(pruned(x)),
+                               atol=1e-5, rtol=1e-5)
+
+
 def test_prune_refuses_blocks_that_are_not_identity_blocks():
     with pytest.raises(ValueError, match="stage2_unit1"):
         prune(kg.GResNet20(), ["stage2_unit1"])  # downsampling: no identity shortcut
