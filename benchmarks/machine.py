@@ -1,9 +1,12 @@
-"""What this machine can do at most: the fp32 FLOP limit of its CPU, from /proc/cpuinfo."""
+"""What this machine can do at most: the fp32 FLOP limit of its CPU, from /proc/cpuinfo,
+and which GPU (if any) the benchmarks will run on."""
 
 from __future__ import annotations
 
 import os
 import platform
+import shutil
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -71,3 +74,18 @@ def sgemm_gflops(n: int = 2048, repeats: int = 5) -> float:
         a @ a
         best = min(best, time.perf_counter() - start)
     return 2 * n**3 / best / 1e9
+
+
+def gpu_name() -> str | None:
+    """The first NVIDIA GPU's name, from ``nvidia-smi`` (no framework is initialised here, so
+    the process that asks holds no GPU memory), or None without one."""
+    executable = shutil.which("nvidia-smi")
+    if executable is None or os.environ.get("CUDA_VISIBLE_DEVICES") in ("", "-1"):
+        return None
+    try:
+        done = subprocess.run([executable, "--query-gpu=name", "--format=csv,noheader"],
+                              capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    names = [line.strip() for line in done.stdout.splitlines() if line.strip()]
+    return names[0] if done.returncode == 0 and names else None

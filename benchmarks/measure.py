@@ -5,7 +5,9 @@ throughput and peak memory of one model on one implementation, printed as JSON.
     python -m benchmarks.measure --impl keras --model gresnet20 --data cifar10
     python -m benchmarks.measure --impl torch --model gresnet20 [--channels-last]
 
-Keras trains on in-memory synthetic arrays (``--data synthetic``, the default) or on the
+On a machine with a GPU both run on it (Keras's JAX and torch backends find it themselves;
+the PyTorch peer moves to ``cuda``), the clocks stop only once the device has finished, and
+``--precision`` means mixed precision there too (the peer: ``torch.autocast``). Keras trains on in-memory synthetic arrays (``--data synthetic``, the default) or on the
 real CIFAR-10 training pipeline of ``training.train`` (``--data cifar10``, see
 ``benchmarks.pipeline``); latency and inference always use synthetic batches.
 """
@@ -37,12 +39,31 @@ def _timed(fn, repeats: int) -> list[float]:
     return times
 
 
+def _device_peak_mb() -> float | None:
+    """Peak device memory of this process on the current Keras backend's GPU, if any."""
+    import keras
+
+    backend = keras.backend.backend()
+    if backend == "jax":
+        import jax
+
+        stats = jax.devices()[0].memory_stats() or {}
+        return stats["peak_bytes_in_use"] / 2**20 if "peak_bytes_in_use" in stats else None
+    if backend == "torch":
+        import torch
+
+        return torch.cuda.max_memory_allocated() / 2**20 if torch.cuda.is_available() else None
+    return None
+
+
 def measure_keras(args) -> dict:
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     # As the README says: keras-gated first, so that it sets its CPU defaults (oneDNN on
     # TensorFlow) before Keras imports the backend.
     import keras_gated as kg  # isort: skip
     import keras
+
+    from keras_gated.precision import has_accelerator
 
     if args.precision != "float32":
         keras.mixed_precision.set_global_policy(args.precision)
@@ -71,6 +92,12 @@ def measure_keras(args) -> dict:
     ends: list[float] = []
     timer = keras.callbacks.LambdaCallback(on_train_batch_end=lambda batch, logs: ends.append(time.perf_counter()))
     model.fit(**fit_data, epochs=1, verbose=0, shuffle=False, callbacks=[timer])
+    accelerator = has_accelerator()
+    if accelerator:
+        # A GPU runs the steps asynchronously: the last callback can fire before the last
+        # step is done. Reading a weight back waits for it.
+        keras.ops.convert_to_numpy(model.trainable_weights[0])
+        ends[-1] = time.perf_counter()
     train_s = ends[-1] - ends[WARMUP_STEPS - 1]
     timed_images = args.batch * (len(ends) - WARMUP_STEPS)
     probe = rng.uniform(0, 255, (args.infer_batch, *shape)).astype("float32")
@@ -80,7 +107,7 @@ def measure_keras(args) -> dict:
     big = probe
     model.predict_on_batch(big)
     infer = _timed(lambda: model.predict_on_batch(big), 3)
-    variant = []
+    variant = ["GPU"] if accelerator else []
     if os.environ.get("TF_ENABLE_ONEDNN_OPTS") == "0" and keras.backend.backend() == "tensorflow":
         variant.append("oneDNN off")
     if args.jit_compile is not None and args.jit_compile != "auto":
@@ -92,7 +119,8 @@ def measure_keras(args) -> dict:
     label = f"keras-gated ({', '.join([keras.backend.backend(), *variant])})"
     return {"implementation": label, "backend": keras.backend.backend(), "jit_compile": bool(model.jit_compile),
             "train_img_s": timed_images / train_s, "latency": _percentiles(latency),
-            "infer_img_s": args.infer_batch / float(np.median(infer)), **data}
+            "infer_img_s": args.infer_batch / float(np.median(infer)), "device": "gpu" if accelerator else "cpu",
+            "peak_device_mb": _device_peak_mb() if accelerator else None, "precision": args.precision, **data}
 
 
 def measure_torch(args) -> dict:
@@ -100,37 +128,63 @@ def measure_torch(args) -> dict:
 
     from benchmarks.peers import build_peer
 
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    # Timings wait for the GPU to finish what was queued.
+    sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
     net, chw = build_peer(args.model)
     memory_format = torch.channels_last if args.channels_last and len(chw) == 3 else torch.contiguous_format
-    net = net.to(memory_format=memory_format)
+    net = net.to(device=device, memory_format=memory_format)
     optimizer = torch.optim.SGD(net.parameters(), lr=0.01, momentum=0.9)
+    half = {"mixed_bfloat16": torch.bfloat16, "mixed_float16": torch.float16}.get(args.precision)
+    # float16 needs loss scaling, as Keras's mixed_float16 does; bfloat16 does not.
+    scaler = torch.amp.GradScaler(device, enabled=half is torch.float16)
     gen = torch.Generator().manual_seed(0)
-    x = torch.rand((args.batch, *chw), generator=gen).to(memory_format=memory_format)
-    y = torch.randint(0, 10, (args.batch,), generator=gen)
+    x = torch.rand((args.batch, *chw), generator=gen).to(device=device, memory_format=memory_format)
+    y = torch.randint(0, 10, (args.batch,), generator=gen).to(device)
+
+    def autocast():
+        return torch.autocast(device, dtype=half, enabled=half is not None)
 
     def step():
         optimizer.zero_grad(set_to_none=True)
-        torch.nn.functional.cross_entropy(net(x), y).backward()
-        optimizer.step()
+        with autocast():
+            loss = torch.nn.functional.cross_entropy(net(x), y)
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
 
     net.train()
     for _ in range(WARMUP_STEPS):
         step()
+    sync()
     start = time.perf_counter()
     for _ in range(args.steps):
         step()
+    sync()
     train_s = time.perf_counter() - start
     net.eval()
     one = x[:1].contiguous().to(memory_format=memory_format)
-    big = torch.rand((args.infer_batch, *chw), generator=gen).to(memory_format=memory_format)
+    big = torch.rand((args.infer_batch, *chw), generator=gen).to(device=device, memory_format=memory_format)
+
+    def infer(batch):
+        with autocast():
+            net(batch)
+        sync()
+
     with torch.inference_mode():
-        net(one)
-        latency = _timed(lambda: net(one), args.latency_calls)
-        net(big)
-        infer = _timed(lambda: net(big), 3)
-    label = "PyTorch peer" + (", channels_last" if memory_format is torch.channels_last else "")
+        infer(one)
+        latency = _timed(lambda: infer(one), args.latency_calls)
+        infer(big)
+        throughput = _timed(lambda: infer(big), 3)
+    label = ("PyTorch peer" + (" (GPU)" if device == "cuda" else "")
+             + (", channels_last" if memory_format is torch.channels_last else "")
+             + (f", {args.precision} autocast" if half is not None else ""))
     return {"implementation": label, "backend": "torch", "train_img_s": args.batch * args.steps / train_s,
-            "latency": _percentiles(latency), "infer_img_s": args.infer_batch / float(np.median(infer))}
+            "latency": _percentiles(latency), "infer_img_s": args.infer_batch / float(np.median(throughput)),
+            "device": "gpu" if device == "cuda" else "cpu", "precision": args.precision,
+            "peak_device_mb": torch.cuda.max_memory_allocated() / 2**20 if device == "cuda" else None,
+            # The reference the other implementations are compared with.
+            "peer_reference": memory_format is torch.channels_last and half is None}
 
 
 def main(argv=None) -> int:

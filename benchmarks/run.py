@@ -10,6 +10,10 @@ them alike. Reported: the median (min-max) of training img/s, batch-1 latency p5
 batch-256 inference img/s, peak resident memory, and the fraction of the machine's fp32
 FLOP limit the training reaches (counted MACs × 2 FLOPs × 3 for forward + backward).
 Writes ``results.json``, ``results.md`` and ``train_img_s.png`` into ``--out``.
+
+On a machine with an NVIDIA GPU every implementation runs on the GPU (the fraction of the
+CPU's FLOP limit is then left out), and ``--variants`` adds mixed precision
+(``mixed_bfloat16``, ``mixed_float16``) on each Keras backend and bf16 autocast for the peer.
 """
 
 from __future__ import annotations
@@ -23,22 +27,28 @@ import subprocess
 import sys
 from pathlib import Path
 
-from benchmarks.machine import cpu_peak
+from benchmarks.machine import cpu_peak, gpu_name
 
 QUICK_MODELS = ("gresnet20",)
 DEFAULT_MODELS = ("gresnet20", "preactresnet20", "gwrn_16_2", "gresnetfc50")
 TRAIN_FLOPS_PER_MAC = 2 * 3  # 2 FLOPs per MAC; backward ≈ 2 × forward
 
 
-def implementations(backends: list[str], peer: bool, variants: bool = False) -> list[dict]:
+def implementations(backends: list[str], peer: bool, variants: bool = False, gpu: bool = False) -> list[dict]:
     impls = [{"impl": "keras", "backend": b} for b in backends]
-    if variants and "tensorflow" in backends:
+    if variants and gpu:
+        # Mixed precision where it pays: on the GPU, for every backend and the peer.
+        impls += [{"impl": "keras", "backend": b, "precision": precision}
+                  for b in backends for precision in ("mixed_bfloat16", "mixed_float16")]
+    elif variants and "tensorflow" in backends:
         # TensorFlow's own kernels where it leaves oneDNN off (keras-gated then picks
         # XLA), and mixed precision on this CPU.
         impls += [{"impl": "keras", "backend": "tensorflow", "env": {"TF_ENABLE_ONEDNN_OPTS": "0"}},
                   {"impl": "keras", "backend": "tensorflow", "precision": "mixed_bfloat16"}]
     if peer and importlib.util.find_spec("torch") is not None:
         impls += [{"impl": "torch", "channels_last": False}, {"impl": "torch", "channels_last": True}]
+        if variants and gpu:
+            impls.append({"impl": "torch", "channels_last": True, "precision": "mixed_bfloat16"})
     return impls
 
 
@@ -68,15 +78,20 @@ def _stats(values: list[float]) -> dict:
     return {"median": statistics.median(values), "min": min(values), "max": max(values), "n": len(values)}
 
 
-def training_flops_per_image(model: str) -> float:
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-    from keras_gated.flops import count_macs
-    from keras_gated.registry import create_model
+def training_flops_per_image(model: str, backend: str) -> float:
+    """Counted in a child process with every GPU hidden, so that this process, which only
+    starts the launches, never takes GPU memory from them."""
+    code = ("from keras_gated.flops import count_macs; from keras_gated.registry import create_model; "
+            f"print(count_macs(create_model({model!r})))")
+    env = dict(os.environ, KERAS_BACKEND=backend, CUDA_VISIBLE_DEVICES="", JAX_PLATFORMS="cpu",
+               TF_CPP_MIN_LOG_LEVEL="2")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=600)
+    if done.returncode:
+        raise RuntimeError(f"counting the MACs of {model} failed:\n{done.stderr[-2000:]}")
+    return int(done.stdout.split()[-1]) * TRAIN_FLOPS_PER_MAC
 
-    return count_macs(create_model(model)) * TRAIN_FLOPS_PER_MAC
 
-
-def summarise(model: str, runs: list[dict], peak_gflops: float, flops: float) -> list[dict]:
+def summarise(model: str, runs: list[dict], peak_gflops: float | None, flops: float) -> list[dict]:
     by_impl: dict[str, list[dict]] = {}
     for run in runs:
         by_impl.setdefault(run["implementation"], []).append(run)
@@ -90,9 +105,13 @@ def summarise(model: str, runs: list[dict], peak_gflops: float, flops: float) ->
             "infer_img_s": statistics.median(r["infer_img_s"] for r in group),
             "peak_rss_mb": statistics.median(r["peak_rss_mb"] for r in group),
             "train_gflops": train["median"] * flops / 1e9,
-            "fraction_of_peak": train["median"] * flops / 1e9 / peak_gflops,
+            "fraction_of_peak": train["median"] * flops / 1e9 / peak_gflops if peak_gflops else None,
+            "peak_device_mb": (statistics.median(r["peak_device_mb"] for r in group)
+                               if all(r.get("peak_device_mb") for r in group) else None),
+            "device": group[0].get("device", "cpu"),
+            "peer_reference": bool(group[0].get("peer_reference")),
         })
-    peer = next((r for r in rows if r["implementation"] == "PyTorch peer, channels_last"), None)
+    peer = next((r for r in rows if r["peer_reference"]), None)
     for row in rows:
         row["vs_peer_channels_last"] = (row["train_img_s"]["median"] / peer["train_img_s"]["median"]
                                         if peer else None)
@@ -107,10 +126,12 @@ def markdown(rows: list[dict], header: str) -> str:
     for r in rows:
         t = r["train_img_s"]
         ratio = f"{r['vs_peer_channels_last']:.2f}" if r["vs_peer_channels_last"] else "–"
+        peak = f"{100 * r['fraction_of_peak']:.0f} %" if r["fraction_of_peak"] is not None else "–"
+        memory = f"{r['peak_rss_mb']:.0f}" + (f" (GPU: {r['peak_device_mb']:.0f})" if r["peak_device_mb"] else "")
         lines.append(
             f"| {r['model']} | {r['implementation']} | {t['median']:.0f} ({t['min']:.0f}–{t['max']:.0f}) | "
-            f"{ratio} | {100 * r['fraction_of_peak']:.0f} % | {r['latency_p50_ms']:.1f} / "
-            f"{r['latency_p90_ms']:.1f} | {r['infer_img_s']:.0f} | {r['peak_rss_mb']:.0f} |")
+            f"{ratio} | {peak} | {r['latency_p50_ms']:.1f} / "
+            f"{r['latency_p90_ms']:.1f} | {r['infer_img_s']:.0f} | {memory} |")
     return "\n".join(lines) + "\n"
 
 
@@ -154,10 +175,12 @@ def main(argv=None) -> int:
     models = args.models or (QUICK_MODELS if args.quick else DEFAULT_MODELS)
     launches = args.launches or (2 if args.quick else 5)
     args.steps = args.steps or (20 if args.quick else 30)
-    backends = args.backends or ["tensorflow", "jax"] + (["torch"] if importlib.util.find_spec("torch") else [])
+    backends = args.backends or [b for b in ("tensorflow", "jax", "torch") if importlib.util.find_spec(b)]
     peak = cpu_peak()
-    impls = implementations(backends, peer=not args.no_peer, variants=args.variants or args.quick)
-    print(f"machine: {peak.model}; fp32 limit {peak.formula()}")
+    gpu = gpu_name()
+    impls = implementations(backends, peer=not args.no_peer, variants=args.variants or args.quick, gpu=bool(gpu))
+    machine = f"{gpu} (GPU), host CPU {peak.model}" if gpu else f"{peak.model}; fp32 limit {peak.formula()}"
+    print(f"machine: {machine}")
     all_rows = []
     for model in models:
         runs = []
@@ -167,15 +190,17 @@ def main(argv=None) -> int:
                 runs.append(result)
                 print(f"  {model} launch {index + 1}/{launches} {result['implementation']}: "
                       f"{result['train_img_s']:.0f} img/s", flush=True)
-        all_rows += summarise(model, runs, peak.gflops, training_flops_per_image(model))
+        flops = training_flops_per_image(model, backends[0] if backends else "jax")
+        all_rows += summarise(model, runs, None if gpu else peak.gflops, flops)
     command = "python -m benchmarks.run " + " ".join(argv if argv is not None else sys.argv[1:])
-    header = (f"`{command.strip()}` on {peak.model}, {peak.cores} cores (fp32 limit: {peak.formula()}); "
+    where = f"one {gpu} GPU" if gpu else f"{peak.model}, {peak.cores} cores (fp32 limit: {peak.formula()})"
+    header = (f"`{command.strip()}` on {where}; "
               f"batch {args.batch}, {args.steps} timed steps, {launches} launches interleaved")
     table = markdown(all_rows, header)
     print(table)
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "results.json").write_text(json.dumps(
-        {"command": command.strip(), "machine": peak.formula(), "cpu": peak.model, "rows": all_rows}, indent=2))
+        {"command": command.strip(), "machine": machine, "cpu": peak.model, "gpu": gpu, "rows": all_rows}, indent=2))
     (args.out / "results.md").write_text(table)
     plot(all_rows, args.out / "train_img_s.png")
     return 0

@@ -35,6 +35,11 @@ def cpu_flags() -> frozenset[str]:
 @functools.lru_cache(maxsize=1)
 def has_accelerator() -> bool:
     """True when the current Keras backend sees a GPU or TPU."""
+    if keras.backend.backend() == "torch":
+        # Keras's distribution API is not implemented for torch: ask torch itself.
+        import torch
+
+        return torch.cuda.is_available() or (hasattr(torch, "xpu") and torch.xpu.is_available())
     try:
         devices = keras.distribution.list_devices()
     except (AttributeError, NotImplementedError, ValueError, RuntimeError):

@@ -73,3 +73,33 @@ def test_scaling_sweeps_batch_and_depth_and_plots(tmp_path):
     assert len(medians(runs + runs)) == len(runs)
     assert (tmp_path / "scaling.png").stat().st_size > 1000
     assert "| batch | gresnet20 | 16 |" in (tmp_path / "scaling.md").read_text()
+
+
+def test_on_a_gpu_the_variants_are_mixed_precision_for_every_backend_and_the_peer():
+    from benchmarks.run import implementations
+
+    gpu = implementations(["jax", "torch"], peer=True, variants=True, gpu=True)
+    precisions = {(i.get("backend", "peer"), i.get("precision", "float32")) for i in gpu if i["impl"] == "keras"}
+    assert precisions == {(b, p) for b in ("jax", "torch") for p in ("float32", "mixed_bfloat16", "mixed_float16")}
+    peers = [i for i in gpu if i["impl"] == "torch"]
+    assert any(p.get("precision") == "mixed_bfloat16" for p in peers)
+    cpu = implementations(["tensorflow"], peer=False, variants=True, gpu=False)
+    assert {i.get("precision") for i in cpu} == {None, "mixed_bfloat16"}  # the CPU trap, shown
+
+
+def test_summary_compares_with_the_float32_channels_last_peer_and_leaves_out_cpu_peak_on_a_gpu():
+    from benchmarks.run import markdown, summarise
+
+    def run(name, img_s, reference=False):
+        return {"implementation": name, "train_img_s": img_s, "latency": {"p50_ms": 1.0, "p90_ms": 2.0},
+                "infer_img_s": 10.0, "peak_rss_mb": 100.0, "peak_device_mb": 50.0, "device": "gpu",
+                "peer_reference": reference}
+
+    rows = summarise("gresnet20", [run("PyTorch peer (GPU), channels_last", 200.0, True),
+                                   run("PyTorch peer (GPU), channels_last, mixed_bfloat16 autocast", 300.0),
+                                   run("keras-gated (jax, GPU)", 100.0)], None, 1e9)
+    ratios = {r["implementation"]: r["vs_peer_channels_last"] for r in rows}
+    assert ratios["keras-gated (jax, GPU)"] == 0.5 and ratios["PyTorch peer (GPU), channels_last"] == 1.0
+    assert all(r["fraction_of_peak"] is None for r in rows)
+    table = markdown(rows, "header")
+    assert "| – |" in table and "(GPU: 50)" in table

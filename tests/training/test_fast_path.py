@@ -173,3 +173,21 @@ def test_predict_is_compiled_with_xla_where_onednn_trains_without_it(compiled, m
     assert model.jit_compile is False  # training is still without XLA
     model.compile("sgd", "sparse_categorical_crossentropy", jit_compile=False)
     assert not predict_step_jit_compile()
+
+
+def test_a_gpu_seen_by_torch_counts_as_an_accelerator_on_the_torch_backend(monkeypatch):
+    """Keras's distribution API is absent on the torch backend: torch itself is asked, so a
+    CUDA machine is not told that mixed precision would be emulated there."""
+    torch = pytest.importorskip("torch")
+    from keras_gated import precision
+
+    monkeypatch.setattr(keras.backend, "backend", lambda: "torch")
+    for available in (True, False):
+        monkeypatch.setattr(torch.cuda, "is_available", lambda available=available: available)
+        precision.has_accelerator.cache_clear()
+        try:
+            assert precision.has_accelerator() is available
+            if available:
+                assert slow_mixed_precision("mixed_bfloat16") is None
+        finally:
+            precision.has_accelerator.cache_clear()
