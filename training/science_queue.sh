@@ -214,6 +214,13 @@ for depth in 10 20 50 100; do
       --model-arg kernel_initializer=he_normal --model-arg activation=tanh
   done
 done
+# At d = 100 both highway runs stay at chance from the first epoch: with b_T = -2 the
+# gradient reaching the first layers at initialisation is about 1e-4 of its size with
+# b_T = -4 (the paper searched b_T in [-10, -1]). One run with b_T = -4.
+run "hwfig1b.highwayfc100.bT-4.lr0.01.e$FIG1_EPOCHS" --model highwayfc100 \
+  --recipe highway_mnist_fc --epochs "$FIG1_EPOCHS" --lr 0.01 \
+  --model-arg transform_bias=-4 --model-arg kernel_initializer=he_normal \
+  --model-arg activation=tanh
 
 # e. Residual Gates Table 7: Wide ResNets without batch norm, gated and not. Convolutional
 # nets train about 3x faster on TensorFlow's CPU kernels than on JAX's: these two use it.
@@ -229,6 +236,13 @@ KERAS_BACKEND=tensorflow DATASET=cifar10 run "table7.gwrn_16_2_nobn.k0.5.e$TABLE
 for family in wrn gwrn; do
   KERAS_BACKEND=tensorflow DATASET=cifar10 run "table7.${family}_16_2_nobn.lr0.01.e$TABLE7_EPOCHS" \
     --model "${family}_16_2" --recipe wrn_cifar --epochs "$TABLE7_EPOCHS" --lr 0.01 --model-arg batch_norm=False
+done
+# All of these diverge within 8 batches: at initialisation the no-BN net's loss is 54 with a
+# gradient norm of 776 (k = 1), 5.9 and 27 with k started at 0.1. So: k = 0.1, at both rates.
+for lr in 0.1 0.01; do
+  KERAS_BACKEND=tensorflow DATASET=cifar10 run "table7.gwrn_16_2_nobn.k0.1.lr$lr.e$TABLE7_EPOCHS" \
+    --model gwrn_16_2 --recipe wrn_cifar --epochs "$TABLE7_EPOCHS" --lr "$lr" \
+    --model-arg batch_norm=False --model-arg k_init=0.1
 done
 }
 

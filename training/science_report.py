@@ -22,6 +22,7 @@ import argparse
 import csv
 import datetime
 import json
+import math
 import re
 import shlex
 import subprocess
@@ -51,6 +52,19 @@ def logged_epochs(folder: Path) -> int:
         return 0
     with path.open(newline="") as f:
         return sum(1 for _ in csv.DictReader(f))
+
+
+def diverged_epoch(folder: Path) -> int | None:
+    """The 1-based epoch whose logged training loss is NaN/inf (training stops there), or None."""
+    path = folder / "log.csv"
+    if not path.is_file():
+        return None
+    with path.open(newline="") as f:
+        for r in csv.DictReader(f):
+            loss = r.get("loss")
+            if loss not in (None, "") and not math.isfinite(float(loss)):
+                return int(r["epoch"]) + 1
+    return None
 
 
 def best_training_loss(folder: Path) -> tuple[float | None, int | None]:
@@ -102,8 +116,13 @@ def report(folder: Path, *, re_evaluate: bool) -> dict:
     row["best_loss"], row["best_loss_epoch"] = best_training_loss(folder)
     metrics_path = folder / "metrics.json"
     if not metrics_path.is_file():
-        row["status"] = f"running ({logged_epochs(folder)} epochs logged)" if folder.is_dir() \
-            else "not started"
+        diverged = diverged_epoch(folder)
+        if diverged is not None:
+            row["status"] = f"diverged (loss NaN in epoch {diverged}; no test error)"
+        elif folder.is_dir():
+            row["status"] = f"running ({logged_epochs(folder)} epochs logged)"
+        else:
+            row["status"] = "not started"
         return row
     metrics = json.loads(metrics_path.read_text())
     row.update(status="finished", test_accuracy=metrics["test_accuracy"],
@@ -145,7 +164,8 @@ def error_cell(row: dict) -> str:
 
 
 def k_cell(row: dict) -> str:
-    return f"{row['mean_k']:.2f}" if row.get("mean_k") is not None else "—"
+    k = row.get("mean_k")
+    return f"{k:.2f}" if k is not None and math.isfinite(k) else "—"
 
 
 def loss_cell(row: dict) -> str:

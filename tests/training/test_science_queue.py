@@ -66,17 +66,23 @@ def test_the_queue_runs_in_order_and_waits_for_the_lr_search(tmp_path):
     assert all("--recipe highway_mnist_fc" in c and "--model-arg activation=tanh" in c for c in fig1)
     assert all("--model-arg units=71" in c and "--model-arg batch_norm=False" in c
                for c in fig1 if "--model plainnet" in c)
-    # Table 7: the no-BN Wide ResNets on CIFAR-10.
-    n = table + 16 + 2
-    assert outs[n - 2:n] == ["table7.gwrn_16_2_nobn.e5", "table7.wrn_16_2_nobn.e5"]
+    # Then the 100-layer highway net once more, with b_T = -4.
+    assert outs[table + 16] == "hwfig1b.highwayfc100.bT-4.lr0.01.e10"
+    assert "--model-arg transform_bias=-4" in calls[table + 16]
+    # Table 7: the no-BN Wide ResNets on CIFAR-10, at the paper's lr, then the follow-ups.
+    n = table + 17 + 7
+    assert outs[n - 7:n] == ["table7.gwrn_16_2_nobn.e5", "table7.wrn_16_2_nobn.e5",
+                             "table7.gwrn_16_2_nobn.k0.5.e5", "table7.wrn_16_2_nobn.lr0.01.e5",
+                             "table7.gwrn_16_2_nobn.lr0.01.e5", "table7.gwrn_16_2_nobn.k0.1.lr0.1.e5",
+                             "table7.gwrn_16_2_nobn.k0.1.lr0.01.e5"]
     assert all("--dataset cifar10" in c and "--model-arg batch_norm=False" in c
-               for c in calls[n - 2:n])
+               for c in calls[n - 7:n])
     # The convolutional nets train on TensorFlow, the FC nets on JAX.
-    assert all(c.startswith("KERAS_BACKEND=tensorflow ") for c in calls[n - 2:n])
-    assert all(c.startswith("KERAS_BACKEND=jax ") for c in calls[:n - 2])
+    assert all(c.startswith("KERAS_BACKEND=tensorflow ") for c in calls[n - 7:n])
+    assert all(c.startswith("KERAS_BACKEND=jax ") for c in calls[:n - 7])
     # The stand-in finishes nothing: the second pass walks the same list again.
     assert len(outs) == 2 * n and outs[n:] == outs[:n]
-    assert all("--dataset fashion_mnist" in c for c in calls[:n - 2])
+    assert all("--dataset fashion_mnist" in c for c in calls[:n - 7])
     assert all("--verbose 2" in c for c in calls)
 
 
@@ -139,6 +145,14 @@ def test_report_rows(tmp_path):
     assert row["evaluate_command"].endswith("backup/epoch-0020.weights.h5 --dataset fashion_mnist")
     assert "| 87.12 % | 12.88 % | 1.00 | `c` |" in science_report.markdown(row)
     assert science_report.report(tmp_path / "none", re_evaluate=False)["status"] == "not started"
+    # A run stopped by a NaN loss says so, not "running".
+    nan_run = tmp_path / "table7.gwrn_16_2_nobn.e5"
+    nan_run.mkdir()
+    (nan_run / "log.csv").write_text("epoch,accuracy,loss\n0,0.1,nan\n")
+    (nan_run / "gates.csv").write_text("epoch,block,k,g_k\n0,block1,nan,nan\n")
+    diverged = science_report.report(nan_run, re_evaluate=False)
+    assert diverged["status"].startswith("diverged (loss NaN in epoch 1")
+    assert science_report.k_cell(diverged) == "—"
     # A run on another data set, with constructor arguments: evaluated the same way.
     cifar = tmp_path / "table7.wrn_16_2_nobn.e5"
     _finish(cifar, test_accuracy=0.1, epochs=5, model="wrn_16_2",

@@ -1,0 +1,85 @@
+"""How a freshly initialised network starts: the loss and the gradient on one batch of real
+data, before any training step. A loss far above ln(classes) or a huge gradient norm means
+the first SGD steps will blow up; a gradient that vanishes towards the input means the first
+layers will not learn. Used to explain runs that diverge or stay at chance in the first
+batches (the no-BN Wide ResNets of Residual Gates Table 7, the 100-layer highway net of
+Highway Networks Fig. 1).
+
+    python -m training.init_signal --model gwrn_16_2 --dataset cifar10 \\
+        --model-arg batch_norm=False --model-arg k_init=0.1
+
+Prints one JSON line: the loss, ln(classes), the global gradient norm, and the gradient
+norm of the first and the last kernel, on ``--examples`` training images drawn at random (the model's own
+preprocessing, no augmentation), with the model built from ``--seed``. TensorFlow backend.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+from collections.abc import Sequence
+
+
+def init_signal(model_name: str, dataset: str, model_args: dict, examples: int = 128, seed: int = 0) -> dict:
+    """Loss and gradient norms of ``model_name`` (built with ``model_args``) at
+    initialisation, on ``examples`` training images of ``dataset`` drawn at random."""
+    import keras
+    import numpy as np
+    import tensorflow as tf
+
+    import keras_gated as kg
+    from keras_gated.datasets import load_numpy
+
+    keras.utils.set_random_seed(seed)
+    # A random sample: data sets may be stored sorted by class.
+    images, labels, info = load_numpy(dataset, "train")
+    chosen = np.random.default_rng(seed).choice(len(labels), size=min(examples, len(labels)), replace=False)
+    x, y = images[chosen], labels[chosen]
+    # Built for the data, as training.train builds it (its classes and image shape).
+    model = kg.create_model(model_name, **{"classes": info.num_classes, "input_shape": info.image_shape,
+                                           **model_args})
+    x = tf.constant(np.asarray(x, "float32"))
+    with tf.GradientTape() as tape:
+        probabilities = model(x, training=True)
+        loss = tf.reduce_mean(keras.losses.sparse_categorical_crossentropy(y, probabilities))
+    weights = model.trainable_weights
+    grads = tape.gradient(loss, weights)
+    norms = {w.path: float(tf.norm(g)) for w, g in zip(weights, grads) if g is not None}
+    kernels = [path for path in norms if path.endswith("kernel")]
+    return {
+        "model": model_name, "dataset": dataset, "model_args": model_args, "examples": int(len(y)),
+        "loss": float(loss), "chance_loss": math.log(model.output_shape[-1]),
+        "gradient_norm": math.sqrt(sum(n * n for n in norms.values())),
+        "first_kernel": kernels[0], "first_kernel_gradient_norm": norms[kernels[0]],
+        "last_kernel": kernels[-1], "last_kernel_gradient_norm": norms[kernels[-1]],
+    }
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m training.init_signal", description=__doc__.split("\n")[0])
+    p.add_argument("--model", required=True)
+    p.add_argument("--dataset", required=True, help="data tag (cifar10, fashion_mnist) or image folder")
+    p.add_argument("--model-arg", dest="model_args", action="append", metavar="NAME=VALUE")
+    p.add_argument("--examples", type=int, default=128)
+    p.add_argument("--seed", type=int, default=0)
+    args = p.parse_args(argv)
+    os.environ.setdefault("KERAS_BACKEND", "tensorflow")
+    from keras_gated.model_args import parse_model_args
+
+    try:
+        model_args = parse_model_args(args.model_args)
+    except ValueError as error:
+        p.error(str(error))
+    import keras
+
+    if keras.backend.backend() != "tensorflow":
+        p.error("training.init_signal runs on the TensorFlow backend: set KERAS_BACKEND=tensorflow.")
+    print(json.dumps(init_signal(args.model, args.dataset, model_args, args.examples, args.seed)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
