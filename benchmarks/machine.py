@@ -80,11 +80,14 @@ def gpu_name() -> str | None:
     """The first NVIDIA GPU's name, from ``nvidia-smi`` (no framework is initialised here, so
     the process that asks holds no GPU memory), or None without one."""
     executable = shutil.which("nvidia-smi")
-    if executable is None or os.environ.get("CUDA_VISIBLE_DEVICES") in ("", "-1"):
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if executable is None or visible in ("", "-1"):
         return None
+    command = [executable, "--query-gpu=name", "--format=csv,noheader"]
+    if visible:  # the first GPU the frameworks will see (an index or a UUID)
+        command += ["-i", visible.split(",")[0].strip()]
     try:
-        done = subprocess.run([executable, "--query-gpu=name", "--format=csv,noheader"],
-                              capture_output=True, text=True, timeout=60)
+        done = subprocess.run(command, capture_output=True, text=True, timeout=60)
     except (OSError, subprocess.TimeoutExpired):
         return None
     names = [line.strip() for line in done.stdout.splitlines() if line.strip()]

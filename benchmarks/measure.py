@@ -91,13 +91,11 @@ def measure_keras(args) -> dict:
     # warm-up batch (tracing and compilation happen in the first) to the last batch.
     ends: list[float] = []
     timer = keras.callbacks.LambdaCallback(on_train_batch_end=lambda batch, logs: ends.append(time.perf_counter()))
+    # A callback with its own ``on_train_batch_end`` turns off Keras's asynchronous callback
+    # dispatch: the logs are read back (a device sync) before each call, so on a GPU too
+    # every timestamp falls after its step has finished.
     model.fit(**fit_data, epochs=1, verbose=0, shuffle=False, callbacks=[timer])
     accelerator = has_accelerator()
-    if accelerator:
-        # A GPU runs the steps asynchronously: the last callback can fire before the last
-        # step is done. Reading a weight back waits for it.
-        keras.ops.convert_to_numpy(model.trainable_weights[0])
-        ends[-1] = time.perf_counter()
     train_s = ends[-1] - ends[WARMUP_STEPS - 1]
     timed_images = args.batch * (len(ends) - WARMUP_STEPS)
     probe = rng.uniform(0, 255, (args.infer_batch, *shape)).astype("float32")
@@ -137,7 +135,7 @@ def measure_torch(args) -> dict:
     optimizer = torch.optim.SGD(net.parameters(), lr=0.01, momentum=0.9)
     half = {"mixed_bfloat16": torch.bfloat16, "mixed_float16": torch.float16}.get(args.precision)
     # float16 needs loss scaling, as Keras's mixed_float16 does; bfloat16 does not.
-    scaler = torch.amp.GradScaler(device, enabled=half is torch.float16)
+    scaler = torch.amp.GradScaler(device) if half is torch.float16 else None
     gen = torch.Generator().manual_seed(0)
     x = torch.rand((args.batch, *chw), generator=gen).to(device=device, memory_format=memory_format)
     y = torch.randint(0, 10, (args.batch,), generator=gen).to(device)
@@ -149,9 +147,13 @@ def measure_torch(args) -> dict:
         optimizer.zero_grad(set_to_none=True)
         with autocast():
             loss = torch.nn.functional.cross_entropy(net(x), y)
-        scaler.scale(loss).backward()
-        scaler.step(optimizer)
-        scaler.update()
+        if scaler is None:
+            loss.backward()
+            optimizer.step()
+        else:
+            scaler.scale(loss).backward()
+            scaler.step(optimizer)
+            scaler.update()
 
     net.train()
     for _ in range(WARMUP_STEPS):

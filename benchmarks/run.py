@@ -105,7 +105,9 @@ def summarise(model: str, runs: list[dict], peak_gflops: float | None, flops: fl
             "infer_img_s": statistics.median(r["infer_img_s"] for r in group),
             "peak_rss_mb": statistics.median(r["peak_rss_mb"] for r in group),
             "train_gflops": train["median"] * flops / 1e9,
-            "fraction_of_peak": train["median"] * flops / 1e9 / peak_gflops if peak_gflops else None,
+            # The CPU's limit means nothing for a row measured on a GPU.
+            "fraction_of_peak": (train["median"] * flops / 1e9 / peak_gflops
+                                 if peak_gflops and group[0].get("device", "cpu") == "cpu" else None),
             "peak_device_mb": (statistics.median(r["peak_device_mb"] for r in group)
                                if all(r.get("peak_device_mb") for r in group) else None),
             "device": group[0].get("device", "cpu"),
@@ -159,11 +161,13 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m benchmarks.run", description=__doc__.split("\n")[0])
     p.add_argument("--quick", action="store_true", help="GResNet20 only, 2 launches, fewer steps")
     p.add_argument("--models", nargs="+")
-    p.add_argument("--backends", nargs="+", help="Keras backends (default: tensorflow jax, and torch if installed)")
+    p.add_argument("--backends", nargs="+", help="Keras backends (default: those of tensorflow, jax and torch "
+                   "that are installed)")
     p.add_argument("--no-peer", action="store_true")
     p.add_argument("--variants", action="store_true",
-                   help="also TensorFlow with oneDNN off (TensorFlow's default on AVX2 CPUs) and with "
-                        "mixed_bfloat16")
+                   help="on a CPU: also TensorFlow with oneDNN off (TensorFlow's default on AVX2 CPUs) "
+                        "and with mixed_bfloat16; on a GPU: mixed_bfloat16 and mixed_float16 on every "
+                        "backend, and the peer with bf16 autocast")
     p.add_argument("--launches", type=int)
     p.add_argument("--batch", type=int, default=128)
     p.add_argument("--steps", type=int)
@@ -191,7 +195,7 @@ def main(argv=None) -> int:
                 print(f"  {model} launch {index + 1}/{launches} {result['implementation']}: "
                       f"{result['train_img_s']:.0f} img/s", flush=True)
         flops = training_flops_per_image(model, backends[0] if backends else "jax")
-        all_rows += summarise(model, runs, None if gpu else peak.gflops, flops)
+        all_rows += summarise(model, runs, peak.gflops, flops)
     command = "python -m benchmarks.run " + " ".join(argv if argv is not None else sys.argv[1:])
     where = f"one {gpu} GPU" if gpu else f"{peak.model}, {peak.cores} cores (fp32 limit: {peak.formula()})"
     header = (f"`{command.strip()}` on {where}; "

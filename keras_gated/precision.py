@@ -39,7 +39,8 @@ def has_accelerator() -> bool:
         # Keras's distribution API is not implemented for torch: ask torch itself.
         import torch
 
-        return torch.cuda.is_available() or (hasattr(torch, "xpu") and torch.xpu.is_available())
+        return (torch.cuda.is_available() or (hasattr(torch, "xpu") and torch.xpu.is_available())
+                or torch.backends.mps.is_available())
     try:
         devices = keras.distribution.list_devices()
     except (AttributeError, NotImplementedError, ValueError, RuntimeError):

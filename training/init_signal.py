@@ -10,7 +10,8 @@ Highway Networks Fig. 1).
 
 Prints one JSON line: the loss, ln(classes), the global gradient norm, and the gradient
 norm of the first and the last kernel, on ``--examples`` training images drawn at random (the model's own
-preprocessing, no augmentation), with the model built from ``--seed``. TensorFlow backend.
+preprocessing, no augmentation, dropout active as in training), with the model built from
+``--seed`` as ``training.train`` builds it (``--recipe`` as there). TensorFlow backend.
 """
 
 from __future__ import annotations
@@ -23,24 +24,30 @@ import sys
 from collections.abc import Sequence
 
 
-def init_signal(model_name: str, dataset: str, model_args: dict, examples: int = 128, seed: int = 0) -> dict:
-    """Loss and gradient norms of ``model_name`` (built with ``model_args``) at
-    initialisation, on ``examples`` training images of ``dataset`` drawn at random."""
+def init_signal(model_name: str, dataset: str, model_args: dict, examples: int = 128, seed: int = 0,
+                recipe: str | None = None) -> dict:
+    """Loss and gradient norms of ``model_name`` at initialisation, on ``examples`` training
+    images of ``dataset`` drawn at random. The model is built as ``training.train`` builds
+    it: the data's classes and image shape, the dropout of ``recipe`` (default: the model's
+    own recipe), then ``model_args``."""
     import keras
     import numpy as np
     import tensorflow as tf
 
     import keras_gated as kg
     from keras_gated.datasets import load_numpy
+    from keras_gated.recipes import get_recipe
+    from keras_gated.registry import get_model_entry
+    from training.train import _model_kwargs, default_recipe_name
 
     keras.utils.set_random_seed(seed)
     # A random sample: data sets may be stored sorted by class.
     images, labels, info = load_numpy(dataset, "train")
     chosen = np.random.default_rng(seed).choice(len(labels), size=min(examples, len(labels)), replace=False)
     x, y = images[chosen], labels[chosen]
-    # Built for the data, as training.train builds it (its classes and image shape).
-    model = kg.create_model(model_name, **{"classes": info.num_classes, "input_shape": info.image_shape,
-                                           **model_args})
+    entry = get_model_entry(model_name)
+    recipe_name = recipe or default_recipe_name(entry)
+    model = kg.create_model(model_name, **{**_model_kwargs(entry, get_recipe(recipe_name), info), **model_args})
     x = tf.constant(np.asarray(x, "float32"))
     with tf.GradientTape() as tape:
         probabilities = model(x, training=True)
@@ -50,7 +57,8 @@ def init_signal(model_name: str, dataset: str, model_args: dict, examples: int =
     norms = {w.path: float(tf.norm(g)) for w, g in zip(weights, grads) if g is not None}
     kernels = [path for path in norms if path.endswith("kernel")]
     return {
-        "model": model_name, "dataset": dataset, "model_args": model_args, "examples": int(len(y)),
+        "model": model_name, "dataset": dataset, "recipe": recipe_name, "model_args": model_args,
+        "examples": int(len(y)),
         "loss": float(loss), "chance_loss": math.log(model.output_shape[-1]),
         "gradient_norm": math.sqrt(sum(n * n for n in norms.values())),
         "first_kernel": kernels[0], "first_kernel_gradient_norm": norms[kernels[0]],
@@ -63,6 +71,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--model", required=True)
     p.add_argument("--dataset", required=True, help="data tag (cifar10, fashion_mnist) or image folder")
     p.add_argument("--model-arg", dest="model_args", action="append", metavar="NAME=VALUE")
+    p.add_argument("--recipe", help="whose dropout the model is built with (default: the model's recipe)")
     p.add_argument("--examples", type=int, default=128)
     p.add_argument("--seed", type=int, default=0)
     args = p.parse_args(argv)
@@ -77,7 +86,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     if keras.backend.backend() != "tensorflow":
         p.error("training.init_signal runs on the TensorFlow backend: set KERAS_BACKEND=tensorflow.")
-    print(json.dumps(init_signal(args.model, args.dataset, model_args, args.examples, args.seed)))
+    print(json.dumps(init_signal(args.model, args.dataset, model_args, args.examples, args.seed, args.recipe)))
     return 0
 
 

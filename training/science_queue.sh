@@ -237,8 +237,9 @@ for family in wrn gwrn; do
   KERAS_BACKEND=tensorflow DATASET=cifar10 run "table7.${family}_16_2_nobn.lr0.01.e$TABLE7_EPOCHS" \
     --model "${family}_16_2" --recipe wrn_cifar --epochs "$TABLE7_EPOCHS" --lr 0.01 --model-arg batch_norm=False
 done
-# All of these diverge within 8 batches: at initialisation the no-BN net's loss is 54 with a
-# gradient norm of 776 (k = 1), 5.9 and 27 with k started at 0.1. So: k = 0.1, at both rates.
+# All of these diverge within 8 batches: at initialisation the no-BN net's loss is 323 with a
+# gradient norm of 2 260 (k = 1), 7.2 and 26 with k started at 0.1 (python -m
+# training.init_signal). So: k = 0.1, at both rates.
 for lr in 0.1 0.01; do
   KERAS_BACKEND=tensorflow DATASET=cifar10 run "table7.gwrn_16_2_nobn.k0.1.lr$lr.e$TABLE7_EPOCHS" \
     --model gwrn_16_2 --recipe wrn_cifar --epochs "$TABLE7_EPOCHS" --lr "$lr" \

@@ -4,8 +4,8 @@
     python -m training.science_report --update docs/science.md [--evaluate]
 
 For each run folder ``ROOT/NAME``: finished (``metrics.json``: test accuracy and error of
-the last epoch, final validation accuracy when a split was held out), running (the last
-logged epoch) or not started; the mean k over every Residual Gate at the last logged epoch
+the last epoch, final validation accuracy when a split was held out), diverged (stopped by
+a NaN/inf loss: the epoch), running (the last logged epoch) or not started; the mean k over every Residual Gate at the last logged epoch
 (``gates.csv``); the lowest training loss of any epoch (``log.csv``, Highway Networks Fig. 1
 reports the best training cost); and the command that reproduces it. ``--evaluate`` re-measures each
 finished run's test accuracy with ``keras-gated evaluate`` on the final backup weights
@@ -118,7 +118,7 @@ def report(folder: Path, *, re_evaluate: bool) -> dict:
     if not metrics_path.is_file():
         diverged = diverged_epoch(folder)
         if diverged is not None:
-            row["status"] = f"diverged (loss NaN in epoch {diverged}; no test error)"
+            row["status"] = f"diverged (loss NaN/inf in epoch {diverged}; no test error)"
         elif folder.is_dir():
             row["status"] = f"running ({logged_epochs(folder)} epochs logged)"
         else:

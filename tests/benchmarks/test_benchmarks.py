@@ -95,11 +95,14 @@ def test_summary_compares_with_the_float32_channels_last_peer_and_leaves_out_cpu
                 "infer_img_s": 10.0, "peak_rss_mb": 100.0, "peak_device_mb": 50.0, "device": "gpu",
                 "peer_reference": reference}
 
-    rows = summarise("gresnet20", [run("PyTorch peer (GPU), channels_last", 200.0, True),
-                                   run("PyTorch peer (GPU), channels_last, mixed_bfloat16 autocast", 300.0),
-                                   run("keras-gated (jax, GPU)", 100.0)], None, 1e9)
+    # The bf16 peer row comes first: the reference is the float32 channels_last one.
+    rows = summarise("gresnet20", [run("PyTorch peer (GPU), channels_last, mixed_bfloat16 autocast", 300.0),
+                                   run("PyTorch peer (GPU), channels_last", 200.0, True),
+                                   run("keras-gated (jax, GPU)", 100.0)], 150.0, 1e9)
     ratios = {r["implementation"]: r["vs_peer_channels_last"] for r in rows}
     assert ratios["keras-gated (jax, GPU)"] == 0.5 and ratios["PyTorch peer (GPU), channels_last"] == 1.0
-    assert all(r["fraction_of_peak"] is None for r in rows)
+    assert all(r["fraction_of_peak"] is None for r in rows)  # GPU rows: the CPU's limit is left out
+    cpu_row = summarise("gresnet20", [{**run("keras-gated (tensorflow)", 100.0), "device": "cpu"}], 150.0, 1e9)
+    assert cpu_row[0]["fraction_of_peak"] == pytest.approx(100.0 / 150.0)
     table = markdown(rows, "header")
     assert "| – |" in table and "(GPU: 50)" in table

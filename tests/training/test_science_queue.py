@@ -151,7 +151,7 @@ def test_report_rows(tmp_path):
     (nan_run / "log.csv").write_text("epoch,accuracy,loss\n0,0.1,nan\n")
     (nan_run / "gates.csv").write_text("epoch,block,k,g_k\n0,block1,nan,nan\n")
     diverged = science_report.report(nan_run, re_evaluate=False)
-    assert diverged["status"].startswith("diverged (loss NaN in epoch 1")
+    assert diverged["status"].startswith("diverged (loss NaN/inf in epoch 1")
     assert science_report.k_cell(diverged) == "—"
     # A run on another data set, with constructor arguments: evaluated the same way.
     cifar = tmp_path / "table7.wrn_16_2_nobn.e5"
