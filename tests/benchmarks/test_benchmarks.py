@@ -106,3 +106,26 @@ def test_summary_compares_with_the_float32_channels_last_peer_and_leaves_out_cpu
     assert cpu_row[0]["fraction_of_peak"] == pytest.approx(100.0 / 150.0)
     table = markdown(rows, "header")
     assert "| – |" in table and "(GPU: 50)" in table
+
+
+def test_gpu_name_asks_nvidia_smi_for_the_first_visible_gpu(monkeypatch):
+    import subprocess as sp
+
+    from benchmarks import machine
+
+    calls = []
+
+    def fake_run(command, **kwargs):
+        calls.append(command)
+        return sp.CompletedProcess(command, 0, stdout="NVIDIA H100 80GB HBM3\n", stderr="")
+
+    monkeypatch.setattr(machine.shutil, "which", lambda name: "/usr/bin/nvidia-smi")
+    monkeypatch.setattr(machine.subprocess, "run", fake_run)
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "3,1")
+    assert machine.gpu_name() == "NVIDIA H100 80GB HBM3"
+    assert calls[-1][-2:] == ["-i", "3"]
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")  # every GPU hidden
+    assert machine.gpu_name() is None
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES")
+    monkeypatch.setattr(machine.shutil, "which", lambda name: None)  # no NVIDIA driver
+    assert machine.gpu_name() is None
