@@ -6,8 +6,9 @@ per epoch of plain and highway FC nets at each depth, for the best learning rate
 The runs are ``ROOT/hwfig1.<plainnet|highwayfc><depth>.lr<lr>.e<epochs>``. As in the paper
 (which picked each configuration's hyper-parameters by random search on the best training
 error), each (family, depth) shows the learning rate whose lowest training loss is lowest;
-a run whose loss went NaN keeps its finite epochs. Writes ``highway_fig1.png`` (one panel
-per depth, loss on a log scale) and ``highway_fig1.json`` (every run's best loss, the pick).
+a run whose loss went NaN keeps its finite epochs. Follow-up runs with another transform
+bias, ``ROOT/hwfig1b.highwayfc<depth>.bT<b_T>.lr<lr>.e<epochs>``, are drawn dotted beside
+them. Writes ``highway_fig1.png`` (one panel per depth, loss on a log scale) and ``highway_fig1.json`` (every run's best loss, the pick).
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ import sys
 from pathlib import Path
 
 RUN_NAME = re.compile(r"^hwfig1\.(plainnet|highwayfc)(\d+)\.lr([0-9.e-]+)\.e(\d+)$")
+# Follow-up runs with another transform bias (b_T), drawn beside the picked curves.
+FOLLOW_UP_NAME = re.compile(r"^hwfig1b\.(highwayfc)(\d+)\.bT(-?[0-9.]+)\.lr([0-9.e-]+)\.e(\d+)$")
 LABELS = {"plainnet": "plain (71 units, no BN)", "highwayfc": "highway (50 units)"}
 
 
@@ -46,6 +49,18 @@ def collect(root: Path) -> dict:
     return runs
 
 
+def collect_follow_ups(root: Path) -> dict:
+    """{(family, depth): {(b_T, lr): curve}} over the ``hwfig1b.*`` run folders."""
+    runs: dict = {}
+    for folder in sorted(root.glob("hwfig1b.*")):
+        found = FOLLOW_UP_NAME.match(folder.name)
+        curve = loss_curve(folder)
+        if found and curve:
+            family, depth, bias, lr = found.group(1), int(found.group(2)), found.group(3), found.group(4)
+            runs.setdefault((family, depth), {})[(bias, lr)] = curve
+    return runs
+
+
 def best(curve: list[float]) -> float:
     finite = [x for x in curve if math.isfinite(x)]
     return min(finite) if finite else math.inf
@@ -57,7 +72,7 @@ def pick(runs: dict) -> dict:
             for key, curves in runs.items()}
 
 
-def plot(runs: dict, picks: dict, path: Path) -> None:
+def plot(runs: dict, picks: dict, path: Path, follow_ups: dict | None = None) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -73,6 +88,11 @@ def plot(runs: dict, picks: dict, path: Path) -> None:
             lr = picks[(family, depth)]
             curve = runs[(family, depth)][lr]
             ax.plot(range(1, len(curve) + 1), curve, style, label=f"{LABELS[family]}, lr {lr}")
+        for (family, follow_up_depth), extra in (follow_ups or {}).items():
+            if follow_up_depth != depth:
+                continue
+            for (bias, lr), curve in extra.items():
+                ax.plot(range(1, len(curve) + 1), curve, ":", label=f"{LABELS[family]}, b_T {bias}, lr {lr}")
         ax.set_yscale("log")
         ax.set_title(f"{depth} layers")
         ax.set_xlabel("epoch")
@@ -95,15 +115,23 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"no hwfig1.* run with a log.csv under {args.root}: run "
                      "training/science_queue.sh first")
     picks = pick(runs)
+    follow_ups = collect_follow_ups(args.root)
     args.out.mkdir(parents=True, exist_ok=True)
-    plot(runs, picks, args.out / "highway_fig1.png")
+    plot(runs, picks, args.out / "highway_fig1.png", follow_ups)
     summary = [{"family": family, "depth": depth, "lr": lr, "epochs": len(curve),
                 "best_training_loss": best(curve) if math.isfinite(best(curve)) else None,
                 "picked": picks[(family, depth)] == lr}
                for (family, depth), curves in sorted(runs.items()) for lr, curve in curves.items()]
+    summary += [{"family": family, "depth": depth, "lr": lr, "transform_bias": float(bias),
+                 "epochs": len(curve),
+                 "best_training_loss": best(curve) if math.isfinite(best(curve)) else None,
+                 "picked": False, "follow_up": True}
+                for (family, depth), curves in sorted(follow_ups.items())
+                for (bias, lr), curve in curves.items()]
     (args.out / "highway_fig1.json").write_text(json.dumps(summary, indent=2) + "\n")
     for row in summary:
-        print(f"{row['family']}{row['depth']} lr {row['lr']}: best training loss "
+        bias = f" b_T {row['transform_bias']:g}" if row.get("follow_up") else ""
+        print(f"{row['family']}{row['depth']}{bias} lr {row['lr']}: best training loss "
               f"{row['best_training_loss']} over {row['epochs']} epochs"
               + (" (picked)" if row["picked"] else ""))
     print(f"wrote {args.out / 'highway_fig1.png'} and {args.out / 'highway_fig1.json'}")

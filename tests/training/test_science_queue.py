@@ -255,7 +255,8 @@ def test_highway_fig1_picks_the_lr_with_the_lowest_training_loss_and_plots(tmp_p
               "hwfig1.highwayfc10.lr0.03.e3": "0.4\n0.15\n0.05",
               "hwfig1.plainnet10.lr0.01.e3": "0.9\n0.8\n0.7",
               "hwfig1.plainnet10.lr0.03.e3": "0.6\nnan\nnan",
-              "hwfig1.plainnet20.lr0.01.e3": "2.3\n2.3\n2.3"}
+              "hwfig1.plainnet20.lr0.01.e3": "2.3\n2.3\n2.3",
+              "hwfig1b.highwayfc10.bT-4.lr0.01.e3": "0.3\n0.02\n0.01"}
     for name, losses in curves.items():
         (tmp_path / name).mkdir()
         (tmp_path / name / "log.csv").write_text(
@@ -266,6 +267,10 @@ def test_highway_fig1_picks_the_lr_with_the_lowest_training_loss_and_plots(tmp_p
     picked = {(r["family"], r["depth"]): r["lr"] for r in summary if r["picked"]}
     # The diverged plain run keeps its finite epochs (0.6 < 0.7) and wins.
     assert picked == {("highwayfc", 10): "0.03", ("plainnet", 10): "0.03", ("plainnet", 20): "0.01"}
+    # A follow-up with another b_T is reported beside them, never picked.
+    follow = [r for r in summary if r.get("follow_up")]
+    assert [(r["depth"], r["transform_bias"], r["lr"], r["best_training_loss"]) for r in follow] == [
+        (10, -4.0, "0.01", 0.01)]
     assert (out / "highway_fig1.png").stat().st_size > 10_000
     with pytest.raises(SystemExit):
         highway_fig1.main(["--root", str(tmp_path / "empty"), "--out", str(out)])
