@@ -37,28 +37,28 @@ def loss_curve(folder: Path) -> list[float]:
                 for r in csv.DictReader(f)]
 
 
-def collect(root: Path) -> dict:
-    """{(family, depth): {lr: curve}} over the run folders under ``root``."""
+def _collect(root: Path, glob: str, pattern: re.Pattern, key) -> dict:
+    """{(family, depth): {run key: curve}} over the run folders under ``root`` that match
+    ``pattern``; ``key(match)`` gives ((family, depth), run key)."""
     runs: dict = {}
-    for folder in sorted(root.glob("hwfig1.*")):
-        found = RUN_NAME.match(folder.name)
+    for folder in sorted(root.glob(glob)):
+        found = pattern.match(folder.name)
         curve = loss_curve(folder)
         if found and curve:
-            family, depth, lr = found.group(1), int(found.group(2)), found.group(3)
-            runs.setdefault((family, depth), {})[lr] = curve
+            family_depth, run_key = key(found)
+            runs.setdefault(family_depth, {})[run_key] = curve
     return runs
+
+
+def collect(root: Path) -> dict:
+    """{(family, depth): {lr: curve}} over the ``hwfig1.*`` run folders."""
+    return _collect(root, "hwfig1.*", RUN_NAME, lambda m: ((m.group(1), int(m.group(2))), m.group(3)))
 
 
 def collect_follow_ups(root: Path) -> dict:
     """{(family, depth): {(b_T, lr): curve}} over the ``hwfig1b.*`` run folders."""
-    runs: dict = {}
-    for folder in sorted(root.glob("hwfig1b.*")):
-        found = FOLLOW_UP_NAME.match(folder.name)
-        curve = loss_curve(folder)
-        if found and curve:
-            family, depth, bias, lr = found.group(1), int(found.group(2)), found.group(3), found.group(4)
-            runs.setdefault((family, depth), {})[(bias, lr)] = curve
-    return runs
+    return _collect(root, "hwfig1b.*", FOLLOW_UP_NAME,
+                    lambda m: ((m.group(1), int(m.group(2))), (m.group(3), m.group(4))))
 
 
 def best(curve: list[float]) -> float:
