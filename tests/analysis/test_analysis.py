@@ -219,3 +219,20 @@ def test_a_residual_fc_net_gates_exactly_and_its_blocks_can_be_removed():
     np.testing.assert_allclose(to_numpy(gated(x)), to_numpy(model(x)), atol=1e-6, rtol=0)
     assert removable_blocks(model) == ["block1", "block2", "block3"]
     assert set(single_removal_accuracies(model, x, y)) == {"block1", "block2", "block3"}
+
+
+@pytest.mark.skipif(keras.backend.backend() != "tensorflow", reason="the data sets load through tf.data")
+def test_a_subset_of_a_class_sorted_split_is_drawn_at_random(tmp_path):
+    """A split stored class after class: the first N images would hold one class only."""
+    from keras_gated.analysis.report import load_examples
+    from tests.helpers import make_image_folder
+
+    folder = make_image_folder(tmp_path / "sorted", per_class=(4, 12), classes=3)
+    x, y = load_examples(str(folder), 9)
+    assert x.shape == (9, 28, 28, 1) and x.dtype == np.float32
+    assert len(set(y.tolist())) > 1
+    assert np.array_equal(y, np.sort(y))  # kept in split order
+    x_again, y_again = load_examples(str(folder), 9)
+    assert np.array_equal(x, x_again) and np.array_equal(y, y_again)  # seeded
+    everything = load_examples(str(folder), 100)[1]
+    assert len(everything) == 36 and len(set(everything.tolist())) == 3
