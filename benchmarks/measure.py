@@ -7,7 +7,9 @@ throughput and peak memory of one model on one implementation, printed as JSON.
 
 On a machine with a GPU both run on it (Keras's JAX and torch backends find it themselves;
 the PyTorch peer moves to ``cuda``), the clocks stop only once the device has finished, and
-``--precision`` means mixed precision there too (the peer: ``torch.autocast``). Keras trains on in-memory synthetic arrays (``--data synthetic``, the default) or on the
+``--precision`` means mixed precision there too (the peer: ``torch.autocast``).
+
+Keras trains on in-memory synthetic arrays (``--data synthetic``, the default) or on the
 real CIFAR-10 training pipeline of ``training.train`` (``--data cifar10``, see
 ``benchmarks.pipeline``); latency and inference always use synthetic batches.
 """
