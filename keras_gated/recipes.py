@@ -44,6 +44,7 @@ class Recipe:
     pad_mode: str = "constant"  # "constant" (zeros), "reflect", or "mean" (see below)
     flip: bool = False  # random horizontal flips
     dropout: float | None = None  # passed to models that take `dropout`
+    gradient_clip_norm: float | None = None  # rescale the gradient to this global L2 norm at most
     notes: str = ""
 
     def with_epochs(self, epochs: int | None) -> "Recipe":
@@ -80,6 +81,8 @@ class Recipe:
             f"pad {self.pad} ({self.pad_mode}) + random crop" if self.pad else "no crop"
         ) + (", horizontal flip" if self.flip else "")
         extra = f", dropout {self.dropout}" if self.dropout else ""
+        if self.gradient_clip_norm is not None:
+            extra += f", gradient clipped to global norm {self.gradient_clip_norm}"
         return (
             f"{self.name} [{self.table}]: {opt}, {schedule}, {decay}, {self.epochs} epochs, "
             f"batch {self.batch_size}, {aug}{extra}"

@@ -57,6 +57,25 @@ def test_optimizers():
     assert "Nadam(beta_1=0.7)" in Recipe(name="n", optimizer="nadam", **both).describe()
 
 
+@pytest.mark.parametrize("optimizer", ["sgd", "nadam"])
+def test_gradient_clipping_bounds_the_global_norm(optimizer):
+    """With gradient_clip_norm c, the gradient of all variables together is rescaled to
+    norm c (torch.nn.utils.clip_grad_norm_): a plain SGD step then moves the variables by
+    lr·c along the gradient's direction."""
+    recipe = Recipe(name="c", table="", epochs=1, batch_size=8, optimizer=optimizer,
+                    learning_rate=1.0, momentum=0.0, nesterov=False, gradient_clip_norm=0.5)
+    opt = make_optimizer(recipe, 1)
+    assert opt.global_clipnorm == 0.5
+    if optimizer == "nadam":
+        return
+    a, b = keras.Variable(np.zeros(3, "float32")), keras.Variable(np.zeros(1, "float32"))
+    grads = [np.array([30.0, 0.0, 40.0], "float32"), np.array([0.0], "float32")]  # norm 50
+    opt.apply_gradients(zip([keras.ops.convert_to_tensor(g) for g in grads], [a, b]))
+    np.testing.assert_allclose(keras.ops.convert_to_numpy(a), [-0.3, 0.0, -0.4], rtol=1e-5)
+    unclipped = make_optimizer(get_recipe("wrn_cifar"), 1)
+    assert unclipped.global_clipnorm is None and get_recipe("wrn_cifar").gradient_clip_norm is None
+
+
 def test_recorded_recipe_settings_keep_their_keys():
     """Runs record the recipe under the keys they always had (a run resumes only when its
     settings equal the recorded ones): the optimiser's coefficient is "momentum"."""
@@ -66,6 +85,8 @@ def test_recorded_recipe_settings_keep_their_keys():
     nadam = Recipe(name="n", table="", epochs=1, batch_size=8, optimizer="nadam",
                    learning_rate=0.1, beta_1=0.7)
     assert recipe_settings(nadam)["momentum"] == 0.7
+    # A setting added later is recorded only when used.
+    assert "gradient_clip_norm" not in recipe_settings(get_recipe("wrn_cifar"))
 
 
 def test_unknown_recipe():

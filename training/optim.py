@@ -66,9 +66,16 @@ def learning_rate_schedule(recipe: Recipe, steps_per_epoch: int):
 
 
 def make_optimizer(recipe: Recipe, steps_per_epoch: int) -> keras.optimizers.Optimizer:
+    """The recipe's optimiser over its schedule.
+
+    With ``gradient_clip_norm`` c the whole gradient g (all variables together) is
+    rescaled to g·min(1, c/‖g‖₂) before the update, as ``torch.nn.utils.clip_grad_norm_``
+    does (Keras's ``global_clipnorm``).
+    """
     lr = learning_rate_schedule(recipe, steps_per_epoch)
+    clip = {"global_clipnorm": recipe.gradient_clip_norm} if recipe.gradient_clip_norm else {}
     if recipe.optimizer == "sgd":
-        return keras.optimizers.SGD(lr, momentum=recipe.momentum, nesterov=recipe.nesterov)
+        return keras.optimizers.SGD(lr, momentum=recipe.momentum, nesterov=recipe.nesterov, **clip)
     if recipe.optimizer == "nadam":
-        return keras.optimizers.Nadam(lr, beta_1=recipe.beta_1)
+        return keras.optimizers.Nadam(lr, beta_1=recipe.beta_1, **clip)
     raise ValueError(f"Unknown recipe `optimizer`={recipe.optimizer!r}. Allowed: sgd, nadam.")

@@ -17,8 +17,9 @@ is selected on the test set, and says which split ``val_*`` is (``val_split``).
 
 ``--model-arg NAME=VALUE`` (repeatable) passes a constructor argument to the model
 (``k_init=0.5``, ``transform_bias=-3``), ``--lr`` replaces the recipe's base learning
-rate (the schedule's shape is kept). All three are settings of the run
-(``fingerprint.json``): a run is resumed only with the same values.
+rate (the schedule's shape is kept), ``--clip-norm C`` rescales every gradient to a global
+L2 norm of at most C. All of these are settings of the run (``fingerprint.json``): a run
+is resumed only with the same values.
 """
 
 from __future__ import annotations
@@ -81,6 +82,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "data (val_* metrics, best.keras) instead of the test split")
     p.add_argument("--lr", type=positive_float, metavar="LR",
                    help="base learning rate instead of the recipe's (schedule shape unchanged)")
+    p.add_argument("--clip-norm", type=positive_float, metavar="C",
+                   help="clip the gradient to a global L2 norm of at most C (all variables "
+                        "together, as torch.nn.utils.clip_grad_norm_)")
     p.add_argument("--precision", default="float32", choices=("float32", "mixed_bfloat16", "mixed_float16"),
                    help="Keras dtype policy; mixed precision is refused on a CPU that would "
                         "emulate it (it is several times slower there)")
@@ -104,6 +108,8 @@ def reproduce_command(args: argparse.Namespace, backend: str) -> str:
         parts += ["--validation-split", str(args.validation_split)]
     if getattr(args, "lr", None) is not None:
         parts += ["--lr", str(args.lr)]
+    if getattr(args, "clip_norm", None) is not None:
+        parts += ["--clip-norm", str(args.clip_norm)]
     if args.strategy != "default":
         parts += ["--strategy", args.strategy]
     return command_line("training.train", backend, parts)
@@ -143,12 +149,29 @@ def recipe_settings(recipe) -> dict:
     settings = dataclasses.asdict(recipe)
     for key in ("table", "notes", "epochs", "batch_size"):
         settings.pop(key)
+    # Settings added to recipes later are recorded only when used, so that runs recorded
+    # before them still resume.
+    if settings.get("gradient_clip_norm") is None:
+        settings.pop("gradient_clip_norm", None)
     # The optimiser's coefficient is recorded under "momentum", Nadam's β1 included (the
     # key runs have always used), so that a recorded run still resumes.
     beta_1 = settings.pop("beta_1")
     if recipe.optimizer == "nadam":
         settings["momentum"] = beta_1
     return settings
+
+
+def recipe_for_run(recipe, args: argparse.Namespace, batch_size: int):
+    """The recipe as this launch uses it: its batch size, and ``--lr`` and ``--clip-norm``
+    in place of the recipe's own values."""
+    import dataclasses
+
+    recipe = dataclasses.replace(recipe, batch_size=batch_size)  # recorded as it is used
+    if getattr(args, "lr", None) is not None:
+        recipe = dataclasses.replace(recipe, learning_rate=args.lr)
+    if getattr(args, "clip_norm", None) is not None:
+        recipe = dataclasses.replace(recipe, gradient_clip_norm=args.clip_norm)
+    return recipe
 
 
 def fingerprint(args: argparse.Namespace, recipe, batch_size: int) -> dict:
@@ -201,7 +224,6 @@ def set_precision(precision: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import dataclasses
 
     import keras
 
@@ -225,9 +247,7 @@ def run(args: argparse.Namespace) -> int:
     entry = get_model_entry(args.model)
     recipe = get_recipe(args.recipe or default_recipe_name(entry)).with_epochs(args.epochs)
     batch_size = args.batch_size or recipe.batch_size
-    recipe = dataclasses.replace(recipe, batch_size=batch_size)  # recorded as it is used
-    if args.lr is not None:
-        recipe = dataclasses.replace(recipe, learning_rate=args.lr)
+    recipe = recipe_for_run(recipe, args, batch_size)
     out = Path(args.out or f"runs/{args.model}.{Path(args.dataset).name}")
     settings = fingerprint(args, recipe, batch_size)
     with open_run_folder(out):
@@ -291,6 +311,7 @@ def run(args: argparse.Namespace) -> int:
             "fast_path": describe(model),
             "model_args": extra_model_args,
             "lr": args.lr,
+            "clip_norm": getattr(args, "clip_norm", None),
             "validation_split": args.validation_split,
             "val_split": val_split,
         }

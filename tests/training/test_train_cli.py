@@ -145,9 +145,7 @@ def _settings(*flags):
     """The fingerprint a `training.train` launch records (model kwargs included)."""
     args = train.build_parser().parse_args(
         ["--model", "gresnet20", "--dataset", "cifar10", "--epochs", "40", *flags])
-    recipe = recipes.get_recipe("preact_cifar").with_epochs(40)
-    if args.lr is not None:
-        recipe = dataclasses.replace(recipe, learning_rate=args.lr)
+    recipe = train.recipe_for_run(recipes.get_recipe("preact_cifar").with_epochs(40), args, 128)
     return {**train.fingerprint(args, recipe, 128),
             "model_kwargs": {"classes": 10, "input_shape": (32, 32, 3)}}
 
@@ -191,7 +189,20 @@ def test_a_model_arg_set_from_the_data_is_refused(tmp_path, capsys):
     assert not (tmp_path / "r").exists()
 
 
+def test_clip_norm_is_a_recipe_setting_of_the_run():
+    args = train.build_parser().parse_args(
+        ["--model", "gwrn_16_2", "--dataset", "cifar10", "--clip-norm", "2.5", "--lr", "0.01"])
+    recipe = train.recipe_for_run(recipes.get_recipe("wrn_cifar"), args, 64)
+    assert (recipe.gradient_clip_norm, recipe.learning_rate, recipe.batch_size) == (2.5, 0.01, 64)
+    assert "gradient clipped to global norm 2.5" in recipe.describe()
+    assert train.recipe_settings(recipe)["gradient_clip_norm"] == 2.5
+    command = train.reproduce_command(args, "tensorflow").split()
+    again = train.build_parser().parse_args(command[command.index("--model"):])
+    assert again.clip_norm == 2.5 and "--clip-norm 2.5" in " ".join(command)
+
+
 @pytest.mark.parametrize("flags, message", [
+    (["--clip-norm", "0"], "> 0"),
     (["--validation-split", "1"], "between 0 and 1"),
     (["--validation-split", "0"], "between 0 and 1"),
     (["--lr", "-0.1"], "> 0"),
@@ -225,6 +236,7 @@ def test_a_fingerprint_from_before_the_new_flags_resumes_without_them(tmp_path):
     (["--lr", "0.05"], "lr: stored None, now 0.05"),
     (["--model-arg", "k_init=0.5"], "model_args: stored {}, now {'k_init': 0.5}"),
     (["--validation-split", "0.1"], "validation_split: stored None, now 0.1"),
+    (["--clip-norm", "1"], "recipe.gradient_clip_norm"),
 ])
 def test_a_fingerprint_from_before_the_new_flags_refuses_other_values(tmp_path, flags, field):
     out = _folder_with_backup(tmp_path, CIFAR_FINGERPRINT_BEFORE_FLAGS)
