@@ -35,16 +35,16 @@ def init_signal(model_name: str, dataset: str, model_args: dict, examples: int =
     import tensorflow as tf
 
     import keras_gated as kg
-    from keras_gated.datasets import load_numpy
+    from keras_gated import datasets
+    from keras_gated.analysis.report import load_examples
     from keras_gated.recipes import get_recipe
     from keras_gated.registry import get_model_entry
     from training.train import _model_kwargs, default_recipe_name
 
     keras.utils.set_random_seed(seed)
-    # A random sample: data sets may be stored sorted by class.
-    images, labels, info = load_numpy(dataset, "train")
-    chosen = np.random.default_rng(seed).choice(len(labels), size=min(examples, len(labels)), replace=False)
-    x, y = images[chosen], labels[chosen]
+    # A random sample (data sets may be stored sorted by class), as `keras-gated analyze` draws it.
+    _, info = datasets.load(dataset, "train")
+    x, y = load_examples(dataset, examples, "train", seed)
     entry = get_model_entry(model_name)
     recipe_name = recipe or default_recipe_name(entry)
     model = kg.create_model(model_name, **{**_model_kwargs(entry, get_recipe(recipe_name), info), **model_args})

@@ -28,7 +28,7 @@
 #      each at the lrs of $FIG1_LRS -> hwfig1.<plainnet|highwayfc><d>.lr<lr>.e<epochs>;
 #   e. Residual Gates Table 7 analogue on CIFAR-10 at $TABLE7_EPOCHS epochs (wrn_cifar):
 #      WRN-16-2 and G-WRN-16-2 without batch norm, on TensorFlow ->
-#      table7.<wrn|gwrn>_16_2_nobn.e<epochs>.
+#      table7.<wrn|gwrn>_16_2_nobn.e<epochs>, then the follow-ups named in section e.
 set -u
 cd "$(dirname "$0")/.." || exit 1
 
@@ -237,13 +237,21 @@ for family in wrn gwrn; do
   KERAS_BACKEND=tensorflow DATASET=cifar10 run "table7.${family}_16_2_nobn.lr0.01.e$TABLE7_EPOCHS" \
     --model "${family}_16_2" --recipe wrn_cifar --epochs "$TABLE7_EPOCHS" --lr 0.01 --model-arg batch_norm=False
 done
-# All of these diverge within 8 batches: at initialisation the no-BN net's loss is 323 with a
+# All of these diverge within 8 batches: at initialisation the no-BN net's loss is 324 with a
 # gradient norm of 2 260 (k = 1), 7.2 and 26 with k started at 0.1 (python -m
 # training.init_signal). So: k = 0.1, at both rates.
 for lr in 0.1 0.01; do
   KERAS_BACKEND=tensorflow DATASET=cifar10 run "table7.gwrn_16_2_nobn.k0.1.lr$lr.e$TABLE7_EPOCHS" \
     --model gwrn_16_2 --recipe wrn_cifar --epochs "$TABLE7_EPOCHS" --lr "$lr" \
     --model-arg batch_norm=False --model-arg k_init=0.1
+done
+# k = 0.1 at lr 0.01 trains only by closing every gate (all k < 0). Clipping the gradient to
+# a global norm of 1 keeps both nets finite through their first batches at the paper's lr 0.1
+# and k = 1 (the paper does not say how its no-BN nets were started): both, same clipping.
+for family in wrn gwrn; do
+  KERAS_BACKEND=tensorflow DATASET=cifar10 run "table7.${family}_16_2_nobn.clip1.e$TABLE7_EPOCHS" \
+    --model "${family}_16_2" --recipe wrn_cifar --epochs "$TABLE7_EPOCHS" --clip-norm 1 \
+    --model-arg batch_norm=False
 done
 }
 
