@@ -70,19 +70,22 @@ def test_the_queue_runs_in_order_and_waits_for_the_lr_search(tmp_path):
     assert outs[table + 16] == "hwfig1b.highwayfc100.bT-4.lr0.01.e10"
     assert "--model-arg transform_bias=-4" in calls[table + 16]
     # Table 7: the no-BN Wide ResNets on CIFAR-10, at the paper's lr, then the follow-ups.
-    n = table + 17 + 7
-    assert outs[n - 7:n] == ["table7.gwrn_16_2_nobn.e5", "table7.wrn_16_2_nobn.e5",
+    n = table + 17 + 9
+    assert outs[n - 9:n] == ["table7.gwrn_16_2_nobn.e5", "table7.wrn_16_2_nobn.e5",
                              "table7.gwrn_16_2_nobn.k0.5.e5", "table7.wrn_16_2_nobn.lr0.01.e5",
                              "table7.gwrn_16_2_nobn.lr0.01.e5", "table7.gwrn_16_2_nobn.k0.1.lr0.1.e5",
-                             "table7.gwrn_16_2_nobn.k0.1.lr0.01.e5"]
+                             "table7.gwrn_16_2_nobn.k0.1.lr0.01.e5",
+                             "table7.wrn_16_2_nobn.clip1.e5", "table7.gwrn_16_2_nobn.clip1.e5"]
     assert all("--dataset cifar10" in c and "--model-arg batch_norm=False" in c
-               for c in calls[n - 7:n])
+               for c in calls[n - 9:n])
+    # The last two clip the gradient, both at the paper's lr and k.
+    assert all("--clip-norm 1" in c and "--lr" not in c and "k_init" not in c for c in calls[n - 2:n])
     # The convolutional nets train on TensorFlow, the FC nets on JAX.
-    assert all(c.startswith("KERAS_BACKEND=tensorflow ") for c in calls[n - 7:n])
-    assert all(c.startswith("KERAS_BACKEND=jax ") for c in calls[:n - 7])
+    assert all(c.startswith("KERAS_BACKEND=tensorflow ") for c in calls[n - 9:n])
+    assert all(c.startswith("KERAS_BACKEND=jax ") for c in calls[:n - 9])
     # The stand-in finishes nothing: the second pass walks the same list again.
     assert len(outs) == 2 * n and outs[n:] == outs[:n]
-    assert all("--dataset fashion_mnist" in c for c in calls[:n - 7])
+    assert all("--dataset fashion_mnist" in c for c in calls[:n - 9])
     assert all("--verbose 2" in c for c in calls)
 
 
@@ -274,3 +277,42 @@ def test_highway_fig1_picks_the_lr_with_the_lowest_training_loss_and_plots(tmp_p
     assert (out / "highway_fig1.png").stat().st_size > 10_000
     with pytest.raises(SystemExit):
         highway_fig1.main(["--root", str(tmp_path / "empty"), "--out", str(out)])
+
+
+def test_table7_fig_reads_settings_divergence_and_gates_and_plots(tmp_path):
+    from training import table7_fig
+
+    def write(name, losses, accuracies, gates=None):
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / "log.csv").write_text("epoch,accuracy,loss,val_accuracy,val_loss\n" + "".join(
+            f"{i},0.3,{loss},{acc},2.0\n" for i, (loss, acc) in enumerate(zip(losses, accuracies))))
+        if gates:
+            (folder / "gates.csv").write_text("epoch,block,k,g_k\n" + "".join(
+                f"{epoch},{block},{k},{max(float(k), 0)}\n" for epoch, block, k in gates))
+
+    write("table7.wrn_16_2_nobn.e5", ["nan"], [0.1])
+    write("table7.gwrn_16_2_nobn.k0.1.lr0.01.e5", [2.5, 2.3], [0.33, 0.37],
+          [(0, "stage1_unit1", -0.2), (0, "stage1_unit2", 0.4), (1, "stage1_unit1", -0.2),
+           (1, "stage1_unit2", 0.3)])
+    write("table7.gwrn_16_2_nobn.clip1.e5", [3.0, 2.0, "inf"], [0.2, 0.4, 0.1],
+          [(0, "stage1_unit1", 0.5), (1, "stage1_unit1", 0.4), (2, "stage1_unit1", "nan")])
+    (tmp_path / "table7.wrn_16_2_nobn.clip1.e5").mkdir()  # started, nothing logged yet
+    out = tmp_path / "figures"
+    assert table7_fig.main(["--root", str(tmp_path), "--out", str(out)]) == 0
+    runs = {r["run"]: r for r in json.loads((out / "table7.json").read_text())}
+    assert set(runs) == {"table7.wrn_16_2_nobn.e5", "table7.gwrn_16_2_nobn.k0.1.lr0.01.e5",
+                         "table7.gwrn_16_2_nobn.clip1.e5"}
+    assert runs["table7.wrn_16_2_nobn.e5"]["diverged_in_epoch"] == 1
+    assert runs["table7.wrn_16_2_nobn.e5"]["test_accuracy"] == []
+    k01 = runs["table7.gwrn_16_2_nobn.k0.1.lr0.01.e5"]
+    assert k01["settings"] == {"k": "0.1", "lr": "0.01"} and k01["diverged_in_epoch"] is None
+    assert k01["test_accuracy"] == [0.33, 0.37]
+    assert k01["k_last_epoch"] == {"stage1_unit1": -0.2, "stage1_unit2": 0.3}
+    # A run that diverges later keeps its finite epochs.
+    clipped = runs["table7.gwrn_16_2_nobn.clip1.e5"]
+    assert clipped["settings"] == {"clip": "1"} and clipped["diverged_in_epoch"] == 3
+    assert clipped["test_accuracy"] == [0.2, 0.4]
+    assert (out / "table7.png").stat().st_size > 10_000
+    with pytest.raises(SystemExit):
+        table7_fig.main(["--root", str(tmp_path / "empty"), "--out", str(out)])

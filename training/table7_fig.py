@@ -1,0 +1,165 @@
+"""Residual Gates Table 7 from the runs of ``training/science_queue.sh``: Wide ResNets
+without batch norm, gated and not, on CIFAR-10.
+
+    python -m training.table7_fig [--root training/runs/science] [--out docs/figures]
+
+The runs are ``ROOT/table7.<wrn|gwrn>_16_2_nobn[.<setting>...].e<epochs>``, the settings
+read from the name (``k0.5``: k started at 0.5, ``lr0.01``: base learning rate 0.01,
+``clip1``: gradient clipped to global norm 1; none: the paper's k = 1 and lr 0.1). Writes
+``table7.png``: the test accuracy after each epoch of every run that kept a finite loss
+(the recipes validate on the test split), the runs stopped by a NaN/inf loss listed under
+it, and the k of every block after each epoch of each gated run that kept a finite loss (the
+unit u = g(k)·f(x) + x with g(k) = max(k, 0): k ≤ 0 turns the residual branch off); and
+``table7.json``: per run its settings, the epoch it diverged in or its last test accuracy,
+and k per block at its last epoch.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import math
+import re
+import sys
+from pathlib import Path
+
+from training.science_report import diverged_epoch
+
+RUN_NAME = re.compile(r"^table7\.(wrn|gwrn)_16_2_nobn((?:\.[a-z]+[0-9.]+?)*)\.e(\d+)$")
+SETTING = re.compile(r"\.(k|lr|clip)([0-9.]+?)(?=\.[a-z]|$)")
+SETTING_LABELS = {"k": "k₀ {}", "lr": "lr {}", "clip": "clip {}"}
+
+
+def settings(suffix: str) -> dict[str, str]:
+    """``.k0.1.lr0.01`` -> ``{"k": "0.1", "lr": "0.01"}``."""
+    return {name: value for name, value in SETTING.findall(suffix)}
+
+
+def label(family: str, chosen: dict[str, str]) -> str:
+    net = "G-WRN-16-2" if family == "gwrn" else "WRN-16-2"
+    parts = [SETTING_LABELS[name].format(value) for name, value in chosen.items()]
+    return net + (f" ({', '.join(parts)})" if parts else " (paper: lr 0.1" + (", k₀ 1)" if family == "gwrn" else ")"))
+
+
+def _rows(path: Path) -> list[dict]:
+    if not path.is_file():
+        return []
+    with path.open(newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def test_accuracy_curve(folder: Path) -> list[float]:
+    """``val_accuracy`` (the test split in these runs) per epoch with a finite loss."""
+    curve = []
+    for row in _rows(folder / "log.csv"):
+        loss = float(row["loss"]) if row.get("loss") not in (None, "") else math.nan
+        if not math.isfinite(loss):
+            break
+        curve.append(float(row["val_accuracy"]))
+    return curve
+
+
+def gate_curves(folder: Path) -> dict[str, list[float]]:
+    """{block: [k after epoch 1, 2, ...]} from the run's ``gates.csv``, finite epochs only."""
+    curves: dict[str, list[float]] = {}
+    for row in sorted(_rows(folder / "gates.csv"), key=lambda r: int(r["epoch"])):
+        if math.isfinite(float(row["k"])):
+            curves.setdefault(row["block"], []).append(float(row["k"]))
+    return curves
+
+
+def last_k(folder: Path) -> dict[str, float]:
+    rows = _rows(folder / "gates.csv")
+    if not rows:
+        return {}
+    last = max(int(r["epoch"]) for r in rows)
+    return {r["block"]: round(float(r["k"]), 4) for r in rows if int(r["epoch"]) == last}
+
+
+def collect(root: Path) -> list[dict]:
+    """One record per ``table7.*`` run folder under ``root`` that has logged an epoch."""
+    runs = []
+    for folder in sorted(root.glob("table7.*")):
+        found = RUN_NAME.match(folder.name)
+        if not found or not _rows(folder / "log.csv"):
+            continue
+        family, suffix, epochs = found.groups()
+        chosen = settings(suffix)
+        curve = test_accuracy_curve(folder)
+        runs.append({
+            "run": folder.name, "family": family, "settings": chosen, "epochs": int(epochs),
+            "label": label(family, chosen), "diverged_in_epoch": diverged_epoch(folder),
+            "test_accuracy": curve, "k_last_epoch": last_k(folder),
+            "gates": gate_curves(folder),
+        })
+    return runs
+
+
+def plot(runs: list[dict], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    gated = [run for run in runs if run["gates"] and run["test_accuracy"]]
+    fig, axes = plt.subplots(1, 1 + len(gated), figsize=(4.2 * (1 + len(gated)), 3.4), squeeze=False)
+    accuracy_ax = axes[0][0]
+    for run in runs:
+        if run["test_accuracy"]:
+            style = "-" if run["family"] == "gwrn" else "--"
+            epochs = range(1, len(run["test_accuracy"]) + 1)
+            accuracy_ax.plot(epochs, [100 * a for a in run["test_accuracy"]], style, marker="o",
+                             markersize=3, label=run["label"])
+    accuracy_ax.axhline(10, color="grey", linewidth=0.8, linestyle=":")
+    diverged = [f"{run['label']}: epoch {run['diverged_in_epoch']}" for run in runs
+                if run["diverged_in_epoch"]]
+    if diverged:
+        accuracy_ax.text(0.02, 0.98, "loss NaN/inf in\n" + "\n".join(diverged), transform=accuracy_ax.transAxes,
+                         fontsize=5.5, va="top")
+    for ax in axes[0]:
+        ax.xaxis.get_major_locator().set_params(integer=True)
+    accuracy_ax.set_xlabel("epoch")
+    accuracy_ax.set_ylabel("CIFAR-10 test accuracy (%)")
+    accuracy_ax.set_ylim(0, 100)
+    accuracy_ax.legend(fontsize=6, loc="lower right")
+    accuracy_ax.set_title("no batch norm: test accuracy", fontsize=9)
+    for ax, run in zip(axes[0][1:], gated):
+        for block, curve in run["gates"].items():
+            ax.plot(range(1, len(curve) + 1), curve, marker="o", markersize=3, label=block)
+        low = min(0.0, *(min(curve) for curve in run["gates"].values()))
+        ax.axhspan(low - 0.1, 0, color="grey", alpha=0.15, label="k ≤ 0: gate closed")
+        ax.axhline(0, color="grey", linewidth=0.8)
+        ax.set_xlabel("epoch")
+        ax.set_ylabel("k (gate g(k) = max(k, 0))")
+        ax.set_title(run["label"], fontsize=8)
+        ax.legend(fontsize=6)
+    fig.suptitle("Wide ResNets without batch norm (Residual Gates Table 7)", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m training.table7_fig", description=__doc__.split("\n")[0])
+    parser.add_argument("--root", type=Path, default=Path("training/runs/science"))
+    parser.add_argument("--out", type=Path, default=Path("docs/figures"))
+    args = parser.parse_args(argv)
+    runs = collect(args.root)
+    if not runs:
+        parser.error(f"no table7.* run with a log.csv under {args.root}: run training/science_queue.sh first")
+    args.out.mkdir(parents=True, exist_ok=True)
+    plot(runs, args.out / "table7.png")
+    summary = [{key: run[key] for key in ("run", "family", "settings", "epochs", "diverged_in_epoch",
+                                          "test_accuracy", "k_last_epoch")} for run in runs]
+    (args.out / "table7.json").write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n")
+    for run in runs:
+        state = (f"diverged in epoch {run['diverged_in_epoch']}" if run["diverged_in_epoch"]
+                 else f"test accuracy {run['test_accuracy'][-1]:.4f} after {len(run['test_accuracy'])} epochs")
+        print(f"{run['run']}: {state}")
+    print(f"wrote {args.out / 'table7.png'} and {args.out / 'table7.json'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
