@@ -5,7 +5,8 @@ without batch norm, gated and not, on CIFAR-10.
 
 The runs are ``ROOT/table7.<wrn|gwrn>_16_2_nobn[.<setting>...].e<epochs>``, the settings
 read from the name (``k0.5``: k started at 0.5, ``lr0.01``: base learning rate 0.01,
-``clip1``: gradient clipped to global norm 1; none: the paper's k = 1 and lr 0.1). Writes
+``clip1``: gradient clipped to global norm 1, ``seed1``: ``--seed 1``; none: the paper's
+k = 1 and lr 0.1, seed 0). Writes
 ``table7.png``: the test accuracy after each epoch of every run that kept a finite loss
 (the recipes validate on the test split), the runs stopped by a NaN/inf loss listed under
 it, and the k of every block after each epoch of each gated run that kept a finite loss (the
@@ -27,8 +28,8 @@ from pathlib import Path
 from training.science_report import diverged_epoch
 
 RUN_NAME = re.compile(r"^table7\.(wrn|gwrn)_16_2_nobn((?:\.[a-z]+[0-9.]+?)*)\.e(\d+)$")
-SETTING = re.compile(r"\.(k|lr|clip)([0-9.]+?)(?=\.[a-z]|$)")
-SETTING_LABELS = {"k": "k₀ {}", "lr": "lr {}", "clip": "clip {}"}
+SETTING = re.compile(r"\.(k|lr|clip|seed)([0-9.]+?)(?=\.[a-z]|$)")
+SETTING_LABELS = {"k": "k₀ {}", "lr": "lr {}", "clip": "clip {}", "seed": "seed {}"}
 
 
 def settings(suffix: str) -> dict[str, str]:

@@ -295,14 +295,14 @@ def test_table7_fig_reads_settings_divergence_and_gates_and_plots(tmp_path):
     write("table7.gwrn_16_2_nobn.k0.1.lr0.01.e5", [2.5, 2.3], [0.33, 0.37],
           [(0, "stage1_unit1", -0.2), (0, "stage1_unit2", 0.4), (1, "stage1_unit1", -0.2),
            (1, "stage1_unit2", 0.3)])
-    write("table7.gwrn_16_2_nobn.clip1.e5", [3.0, 2.0, "inf"], [0.2, 0.4, 0.1],
+    write("table7.gwrn_16_2_nobn.clip1.seed1.e5", [3.0, 2.0, "inf"], [0.2, 0.4, 0.1],
           [(0, "stage1_unit1", 0.5), (1, "stage1_unit1", 0.4), (2, "stage1_unit1", "nan")])
     (tmp_path / "table7.wrn_16_2_nobn.clip1.e5").mkdir()  # started, nothing logged yet
     out = tmp_path / "figures"
     assert table7_fig.main(["--root", str(tmp_path), "--out", str(out)]) == 0
     runs = {r["run"]: r for r in json.loads((out / "table7.json").read_text())}
     assert set(runs) == {"table7.wrn_16_2_nobn.e5", "table7.gwrn_16_2_nobn.k0.1.lr0.01.e5",
-                         "table7.gwrn_16_2_nobn.clip1.e5"}
+                         "table7.gwrn_16_2_nobn.clip1.seed1.e5"}
     assert runs["table7.wrn_16_2_nobn.e5"]["diverged_in_epoch"] == 1
     assert runs["table7.wrn_16_2_nobn.e5"]["test_accuracy"] == []
     k01 = runs["table7.gwrn_16_2_nobn.k0.1.lr0.01.e5"]
@@ -310,8 +310,8 @@ def test_table7_fig_reads_settings_divergence_and_gates_and_plots(tmp_path):
     assert k01["test_accuracy"] == [0.33, 0.37]
     assert k01["k_last_epoch"] == {"stage1_unit1": -0.2, "stage1_unit2": 0.3}
     # A run that diverges later keeps its finite epochs.
-    clipped = runs["table7.gwrn_16_2_nobn.clip1.e5"]
-    assert clipped["settings"] == {"clip": "1"} and clipped["diverged_in_epoch"] == 3
+    clipped = runs["table7.gwrn_16_2_nobn.clip1.seed1.e5"]
+    assert clipped["settings"] == {"clip": "1", "seed": "1"} and clipped["diverged_in_epoch"] == 3
     assert clipped["test_accuracy"] == [0.2, 0.4]
     assert (out / "table7.png").stat().st_size > 10_000
     with pytest.raises(SystemExit):
