@@ -70,22 +70,24 @@ def test_the_queue_runs_in_order_and_waits_for_the_lr_search(tmp_path):
     assert outs[table + 16] == "hwfig1b.highwayfc100.bT-4.lr0.01.e10"
     assert "--model-arg transform_bias=-4" in calls[table + 16]
     # Table 7: the no-BN Wide ResNets on CIFAR-10, at the paper's lr, then the follow-ups.
-    n = table + 17 + 9
-    assert outs[n - 9:n] == ["table7.gwrn_16_2_nobn.e5", "table7.wrn_16_2_nobn.e5",
+    n = table + 17 + 11
+    assert outs[n - 11:n] == ["table7.gwrn_16_2_nobn.e5", "table7.wrn_16_2_nobn.e5",
                              "table7.gwrn_16_2_nobn.k0.5.e5", "table7.wrn_16_2_nobn.lr0.01.e5",
                              "table7.gwrn_16_2_nobn.lr0.01.e5", "table7.gwrn_16_2_nobn.k0.1.lr0.1.e5",
                              "table7.gwrn_16_2_nobn.k0.1.lr0.01.e5",
-                             "table7.wrn_16_2_nobn.clip1.e5", "table7.gwrn_16_2_nobn.clip1.e5"]
+                             "table7.wrn_16_2_nobn.clip1.e5", "table7.gwrn_16_2_nobn.clip1.e5",
+                             "table7.wrn_16_2_nobn.clip1.seed1.e5", "table7.gwrn_16_2_nobn.clip1.seed1.e5"]
     assert all("--dataset cifar10" in c and "--model-arg batch_norm=False" in c
-               for c in calls[n - 9:n])
-    # The last two clip the gradient, both at the paper's lr and k.
-    assert all("--clip-norm 1" in c and "--lr" not in c and "k_init" not in c for c in calls[n - 2:n])
+               for c in calls[n - 11:n])
+    # The last four clip the gradient, all at the paper's lr and k; the last two with seed 1.
+    assert all("--clip-norm 1" in c and "--lr" not in c and "k_init" not in c for c in calls[n - 4:n])
+    assert all("--seed 1" in c for c in calls[n - 2:n]) and "--seed" not in calls[n - 3]
     # The convolutional nets train on TensorFlow, the FC nets on JAX.
-    assert all(c.startswith("KERAS_BACKEND=tensorflow ") for c in calls[n - 9:n])
-    assert all(c.startswith("KERAS_BACKEND=jax ") for c in calls[:n - 9])
+    assert all(c.startswith("KERAS_BACKEND=tensorflow ") for c in calls[n - 11:n])
+    assert all(c.startswith("KERAS_BACKEND=jax ") for c in calls[:n - 11])
     # The stand-in finishes nothing: the second pass walks the same list again.
     assert len(outs) == 2 * n and outs[n:] == outs[:n]
-    assert all("--dataset fashion_mnist" in c for c in calls[:n - 9])
+    assert all("--dataset fashion_mnist" in c for c in calls[:n - 11])
     assert all("--verbose 2" in c for c in calls)
 
 
