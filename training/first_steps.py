@@ -8,9 +8,9 @@ train, and what their gates do meanwhile.
     python -m training.first_steps --model gwrn_16_2 --dataset cifar10 --recipe wrn_cifar \\
         --epochs 5 --clip-norm 1 --model-arg batch_norm=False --steps 100
 
-Prints one JSON line. ``loss_by_batch[i]`` is the loss of batch i + 1 alone (recovered from
-the epoch's running mean, which Keras reports after each batch), ``k`` the gates after the
-last step run. Stops at the first NaN/inf loss (``first_nonfinite_batch``, 1-based).
+Prints one JSON line. ``loss_by_batch[i]`` is the loss of batch i + 1 alone (``null`` once
+it is NaN/inf), ``k`` the gates after the last step run. Stops at the first NaN/inf loss
+(``first_nonfinite_batch``, 1-based).
 """
 
 from __future__ import annotations
@@ -25,15 +25,14 @@ from types import SimpleNamespace
 from training.arguments import positive_float, positive_int
 
 
-def first_steps(model_name: str, dataset: str, model_args: dict, steps: int, *,
-                recipe: str | None = None, epochs: int | None = None, lr: float | None = None,
-                clip_norm: float | None = None, batch_size: int | None = None, seed: int = 0) -> dict:
-    """Run the first ``steps`` training steps (at most one epoch) of ``model_name`` on
-    ``dataset`` as ``python -m training.train`` with the same flags would, and report them."""
+def build(model_name: str, dataset: str, model_args: dict, *, recipe: str | None = None,
+          epochs: int | None = None, lr: float | None = None, clip_norm: float | None = None,
+          batch_size: int | None = None, seed: int = 0):
+    """``(model, recipe, batches)``: the compiled model and the augmented training stream
+    ``python -m training.train`` starts with under the same flags and seed."""
     import keras
 
     from keras_gated import datasets
-    from keras_gated.gates import gate_values
     from keras_gated.recipes import get_recipe
     from keras_gated.registry import get_model_entry
     from training.data import make_pipeline, normalisation_mean
@@ -51,27 +50,38 @@ def first_steps(model_name: str, dataset: str, model_args: dict, steps: int, *,
     steps_per_epoch = math.ceil(info.num_examples / chosen.batch_size)
     model.compile(optimizer=make_optimizer(chosen, steps_per_epoch),
                   loss="sparse_categorical_crossentropy", metrics=["accuracy"])
-    train = make_pipeline(train_ds, chosen, training=True, batch_size=chosen.batch_size,
-                          num_examples=info.num_examples, seed=seed,
-                          pad_fill=normalisation_mean(model))
-    running: list[float] = []
+    batches = make_pipeline(train_ds, chosen, training=True, batch_size=chosen.batch_size,
+                            num_examples=info.num_examples, seed=seed,
+                            pad_fill=normalisation_mean(model))
+    return model, chosen, batches
 
-    class RunningLoss(keras.callbacks.Callback):
-        def on_train_batch_end(self, batch, logs=None):
-            running.append(float(logs["loss"]))
 
-    model.fit(train.take(min(steps, steps_per_epoch)), epochs=1, verbose=0,
-              callbacks=[RunningLoss(), keras.callbacks.TerminateOnNaN()])
-    # The running mean after batch i (equal batches) is m_i = (l_1 + ... + l_i) / i.
-    losses = [running[0]] + [(i + 1) * running[i] - i * running[i - 1] for i in range(1, len(running))]
-    nonfinite = next((i + 1 for i, m in enumerate(running) if not math.isfinite(m)), None)
-    gates = gate_values(model)
+def _finite_or_none(value: float, digits: int = 4) -> float | None:
+    return round(value, digits) if math.isfinite(value) else None
+
+
+def first_steps(model_name: str, dataset: str, model_args: dict, steps: int, **settings) -> dict:
+    """Run the first ``steps`` training steps (at most one epoch) of ``model_name`` on
+    ``dataset`` as ``python -m training.train`` with the same flags would (``settings``:
+    ``recipe``, ``epochs``, ``lr``, ``clip_norm``, ``batch_size``, ``seed``, see ``build``),
+    and report them. Each batch is one ``train_on_batch``, which resets the metrics first,
+    so its loss is that batch's (the training loss with the weight-decay term, as ``fit``
+    logs it), computed before the batch's update."""
+    from keras_gated.gates import gate_values
+
+    model, recipe, batches = build(model_name, dataset, model_args, **settings)
+    losses: list[float] = []
+    for x, y in batches.take(steps):
+        losses.append(float(model.train_on_batch(x, y, return_dict=True)["loss"]))
+        if not math.isfinite(losses[-1]):
+            break
+    nonfinite = len(losses) if not math.isfinite(losses[-1]) else None
     return {
-        "model": model_name, "dataset": dataset, "recipe": chosen.describe(),
-        "model_args": model_args, "seed": seed, "steps_run": len(running),
-        "loss_by_batch": [round(x, 4) if math.isfinite(x) else None for x in losses],
+        "model": model_name, "dataset": dataset, "recipe": recipe.describe(),
+        "model_args": model_args, "seed": settings.get("seed", 0), "steps_run": len(losses),
+        "loss_by_batch": [_finite_or_none(x) for x in losses],
         "first_nonfinite_batch": nonfinite,
-        "k": {name: round(float(k), 4) for name, k in gates.items()},
+        "k": {name: _finite_or_none(float(k)) for name, k in gate_values(model).items()},
     }
 
 
@@ -95,7 +105,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         model_args = parse_model_args(args.model_args)
     except ValueError as error:
         p.error(str(error))
-    print(json.dumps(first_steps(args.model, args.dataset, model_args, args.steps, recipe=args.recipe,
+    print(json.dumps(allow_nan=False, obj=first_steps(args.model, args.dataset, model_args, args.steps, recipe=args.recipe,
                                  epochs=args.epochs, lr=args.lr, clip_norm=args.clip_norm,
                                  batch_size=args.batch_size, seed=args.seed)))
     return 0

@@ -70,7 +70,9 @@ def make_optimizer(recipe: Recipe, steps_per_epoch: int) -> keras.optimizers.Opt
 
     With ``gradient_clip_norm`` c the whole gradient g (all variables together) is
     rescaled to g·min(1, c/‖g‖₂) before the update, as ``torch.nn.utils.clip_grad_norm_``
-    does (Keras's ``global_clipnorm``).
+    does (Keras's ``global_clipnorm``). Weight decay here is an L2 term of the loss, so
+    its gradient is clipped with the rest (Torch's ``SGD(weight_decay=λ)`` adds λ·w after
+    the clipping).
     """
     lr = learning_rate_schedule(recipe, steps_per_epoch)
     clip = {"global_clipnorm": recipe.gradient_clip_norm} if recipe.gradient_clip_norm else {}

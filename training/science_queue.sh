@@ -253,7 +253,7 @@ for family in wrn gwrn; do
     --model "${family}_16_2" --recipe wrn_cifar --epochs "$TABLE7_EPOCHS" --clip-norm 1 \
     --model-arg batch_norm=False
 done
-# Clipped, both train and stay within a point of each other: a second seed of each.
+# Clipped, both train and end within a point of each other: a second seed of each.
 for family in wrn gwrn; do
   KERAS_BACKEND=tensorflow DATASET=cifar10 run "table7.${family}_16_2_nobn.clip1.seed1.e$TABLE7_EPOCHS" \
     --model "${family}_16_2" --recipe wrn_cifar --epochs "$TABLE7_EPOCHS" --clip-norm 1 \

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from training.science_report import diverged_epoch
 
-RUN_NAME = re.compile(r"^table7\.(wrn|gwrn)_16_2_nobn((?:\.[a-z]+[0-9.]+?)*)\.e(\d+)$")
+RUN_NAME = re.compile(r"^table7\.(wrn|gwrn)_16_2_nobn((?:\.(?:k|lr|clip|seed)[0-9.]+?)*)\.e(\d+)$")
 SETTING = re.compile(r"\.(k|lr|clip|seed)([0-9.]+?)(?=\.[a-z]|$)")
 SETTING_LABELS = {"k": "k₀ {}", "lr": "lr {}", "clip": "clip {}", "seed": "seed {}"}
 
@@ -75,7 +75,8 @@ def last_k(folder: Path) -> dict[str, float]:
     if not rows:
         return {}
     last = max(int(r["epoch"]) for r in rows)
-    return {r["block"]: round(float(r["k"]), 4) for r in rows if int(r["epoch"]) == last}
+    return {r["block"]: round(float(r["k"]), 4) if math.isfinite(float(r["k"])) else None
+            for r in rows if int(r["epoch"]) == last}
 
 
 def collect(root: Path) -> list[dict]:
@@ -83,7 +84,11 @@ def collect(root: Path) -> list[dict]:
     runs = []
     for folder in sorted(root.glob("table7.*")):
         found = RUN_NAME.match(folder.name)
-        if not found or not _rows(folder / "log.csv"):
+        if not found:
+            print(f"skipping {folder}: not a table7.<wrn|gwrn>_16_2_nobn[.k|.lr|.clip|.seed<value>...].e<epochs> "
+                  "run name", file=sys.stderr)
+            continue
+        if not _rows(folder / "log.csv"):
             continue
         family, suffix, epochs = found.groups()
         chosen = settings(suffix)
@@ -153,7 +158,7 @@ def main(argv: list[str] | None = None) -> int:
     plot(runs, args.out / "table7.png")
     summary = [{key: run[key] for key in ("run", "family", "settings", "epochs", "diverged_in_epoch",
                                           "test_accuracy", "k_last_epoch")} for run in runs]
-    (args.out / "table7.json").write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n")
+    (args.out / "table7.json").write_text(json.dumps(summary, indent=2, ensure_ascii=False, allow_nan=False) + "\n")
     for run in runs:
         state = (f"diverged in epoch {run['diverged_in_epoch']}" if run["diverged_in_epoch"]
                  else f"test accuracy {run['test_accuracy'][-1]:.4f} after {len(run['test_accuracy'])} epochs")

@@ -36,7 +36,7 @@ STRATEGY_CHOICES = ("default", "mirrored", "multiworker", "tpu", "dataparallel")
 # The settings of a run recorded after the flags that give them were added, at their
 # values when the flag is not given: a fingerprint.json written before (that lacks them)
 # compares equal to a launch without those flags, so older runs still resume.
-FINGERPRINT_DEFAULTS = {"model_args": {}, "validation_split": None, "lr": None}
+FINGERPRINT_DEFAULTS = {"model_args": {}, "validation_split": None, "lr": None, "clip_norm": None}
 
 
 def fraction(text: str) -> float:
@@ -84,7 +84,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="base learning rate instead of the recipe's (schedule shape unchanged)")
     p.add_argument("--clip-norm", type=positive_float, metavar="C",
                    help="clip the gradient to a global L2 norm of at most C (all variables "
-                        "together, as torch.nn.utils.clip_grad_norm_)")
+                        "together, as torch.nn.utils.clip_grad_norm_; the weight-decay term "
+                        "included)")
     p.add_argument("--precision", default="float32", choices=("float32", "mixed_bfloat16", "mixed_float16"),
                    help="Keras dtype policy; mixed precision is refused on a CPU that would "
                         "emulate it (it is several times slower there)")
@@ -182,7 +183,8 @@ def fingerprint(args: argparse.Namespace, recipe, batch_size: int) -> dict:
                 "batch_size": batch_size, "seed": args.seed,
                 "model_args": model_args(args),
                 "validation_split": getattr(args, "validation_split", None),
-                "lr": getattr(args, "lr", None)}
+                "lr": getattr(args, "lr", None),
+                "clip_norm": getattr(args, "clip_norm", None)}
     if args.precision != "float32":
         settings["precision"] = args.precision
     return settings

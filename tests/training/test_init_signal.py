@@ -40,23 +40,34 @@ def test_cli_prints_one_json_line_and_refuses_a_bad_model_arg(folder, capsys):
 
 def test_first_steps_reports_every_batch_loss_and_the_gates(folder, capsys):
     """training.first_steps runs the first training steps as training.train would: one loss
-    per batch (recovered from Keras's running mean), the gates after them; a huge lr makes
-    the loss non-finite and the run stops at that batch."""
+    per batch, the gates after them; a huge lr makes the loss non-finite and the run stops
+    at that batch, reported as valid JSON."""
+    import numpy as np
+
     from training import first_steps
 
-    out = first_steps.first_steps("gresnetfc2", str(folder), {"k_init": 0.5}, steps=3,
-                                  recipe="rg_mnist_fc", clip_norm=1.0, batch_size=8)
+    settings = dict(recipe="rg_mnist_fc", clip_norm=1.0, batch_size=8)
+    out = first_steps.first_steps("gresnetfc2", str(folder), {"k_init": 0.5}, steps=3, **settings)
     assert out["steps_run"] == 3 and len(out["loss_by_batch"]) == 3
-    assert all(loss > 0 for loss in out["loss_by_batch"]) and out["first_nonfinite_batch"] is None
+    assert out["first_nonfinite_batch"] is None
     assert set(out["k"]) == {"block1"} and out["k"]["block1"] != 0.5  # k moved
     assert "gradient clipped to global norm 1.0" in out["recipe"]
-    again = first_steps.first_steps("gresnetfc2", str(folder), {"k_init": 0.5}, steps=3,
-                                    recipe="rg_mnist_fc", clip_norm=1.0, batch_size=8)
-    assert again["loss_by_batch"] == out["loss_by_batch"]  # same seed, same steps
+    # Batch 1's loss is that of the freshly built model on the stream's first batch (BN in
+    # training mode, this recipe has no weight decay nor dropout), computed independently.
+    model, _, batches = first_steps.build("gresnetfc2", str(folder), {"k_init": 0.5}, **settings)
+    x, y = next(iter(batches))
+    probabilities = model(x, training=True)
+    expected = float(np.mean(keras.ops.convert_to_numpy(
+        keras.losses.sparse_categorical_crossentropy(y, probabilities))))
+    assert out["loss_by_batch"][0] == pytest.approx(expected, rel=1e-4)
+    # Later batches differ from the first (the weights moved, the data changed).
+    assert len(set(out["loss_by_batch"])) == 3
     exploding = first_steps.first_steps("plainnet10", str(folder), {}, steps=4, recipe="rg_mnist_fc",
                                         lr=1e30, batch_size=8)
     assert exploding["first_nonfinite_batch"] is not None
     assert exploding["steps_run"] == exploding["first_nonfinite_batch"]
+    assert exploding["loss_by_batch"][-1] is None
+    json.dumps(exploding, allow_nan=False)  # NaN/inf are written as null
     assert first_steps.main(["--model", "gresnetfc2", "--dataset", str(folder), "--steps", "2",
                              "--recipe", "rg_mnist_fc", "--batch-size", "8"]) == 0
     printed = json.loads(capsys.readouterr().out.strip().splitlines()[-1])

@@ -294,6 +294,8 @@ def test_table7_fig_reads_settings_divergence_and_gates_and_plots(tmp_path):
                 f"{epoch},{block},{k},{max(float(k), 0)}\n" for epoch, block, k in gates))
 
     write("table7.wrn_16_2_nobn.e5", ["nan"], [0.1])
+    write("table7.gwrn_16_2_nobn.k0.5.e5", ["nan"], [0.1], [(0, "stage1_unit1", "nan")])
+    write("table7.gwrn_16_2_nobn.warmup3.e5", [2.0], [0.5])  # a setting the figure cannot name
     write("table7.gwrn_16_2_nobn.k0.1.lr0.01.e5", [2.5, 2.3], [0.33, 0.37],
           [(0, "stage1_unit1", -0.2), (0, "stage1_unit2", 0.4), (1, "stage1_unit1", -0.2),
            (1, "stage1_unit2", 0.3)])
@@ -302,9 +304,13 @@ def test_table7_fig_reads_settings_divergence_and_gates_and_plots(tmp_path):
     (tmp_path / "table7.wrn_16_2_nobn.clip1.e5").mkdir()  # started, nothing logged yet
     out = tmp_path / "figures"
     assert table7_fig.main(["--root", str(tmp_path), "--out", str(out)]) == 0
-    runs = {r["run"]: r for r in json.loads((out / "table7.json").read_text())}
+    def no_nan(text):
+        raise AssertionError(f"{text} in table7.json: not JSON")
+
+    runs = {r["run"]: r for r in json.loads((out / "table7.json").read_text(), parse_constant=no_nan)}
     assert set(runs) == {"table7.wrn_16_2_nobn.e5", "table7.gwrn_16_2_nobn.k0.1.lr0.01.e5",
-                         "table7.gwrn_16_2_nobn.clip1.seed1.e5"}
+                         "table7.gwrn_16_2_nobn.clip1.seed1.e5", "table7.gwrn_16_2_nobn.k0.5.e5"}
+    assert runs["table7.gwrn_16_2_nobn.k0.5.e5"]["k_last_epoch"] == {"stage1_unit1": None}
     assert runs["table7.wrn_16_2_nobn.e5"]["diverged_in_epoch"] == 1
     assert runs["table7.wrn_16_2_nobn.e5"]["test_accuracy"] == []
     k01 = runs["table7.gwrn_16_2_nobn.k0.1.lr0.01.e5"]
@@ -315,6 +321,8 @@ def test_table7_fig_reads_settings_divergence_and_gates_and_plots(tmp_path):
     clipped = runs["table7.gwrn_16_2_nobn.clip1.seed1.e5"]
     assert clipped["settings"] == {"clip": "1", "seed": "1"} and clipped["diverged_in_epoch"] == 3
     assert clipped["test_accuracy"] == [0.2, 0.4]
+    gates = table7_fig.gate_curves(tmp_path / "table7.gwrn_16_2_nobn.k0.1.lr0.01.e5")
+    assert gates == {"stage1_unit1": [-0.2, -0.2], "stage1_unit2": [0.4, 0.3]}
     assert (out / "table7.png").stat().st_size > 10_000
     with pytest.raises(SystemExit):
         table7_fig.main(["--root", str(tmp_path / "empty"), "--out", str(out)])

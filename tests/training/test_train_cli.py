@@ -236,7 +236,7 @@ def test_a_fingerprint_from_before_the_new_flags_resumes_without_them(tmp_path):
     (["--lr", "0.05"], "lr: stored None, now 0.05"),
     (["--model-arg", "k_init=0.5"], "model_args: stored {}, now {'k_init': 0.5}"),
     (["--validation-split", "0.1"], "validation_split: stored None, now 0.1"),
-    (["--clip-norm", "1"], "recipe.gradient_clip_norm"),
+    (["--clip-norm", "1"], "clip_norm: stored None, now 1.0"),
 ])
 def test_a_fingerprint_from_before_the_new_flags_refuses_other_values(tmp_path, flags, field):
     out = _folder_with_backup(tmp_path, CIFAR_FINGERPRINT_BEFORE_FLAGS)
@@ -244,6 +244,22 @@ def test_a_fingerprint_from_before_the_new_flags_refuses_other_values(tmp_path, 
         run_dir.check_fingerprint(out, _settings(*flags), "[train]",
                                   defaults=train.FINGERPRINT_DEFAULTS)
     assert field in str(error.value)
+
+
+def test_a_clipped_run_is_not_resumed_nor_reported_without_the_clip(tmp_path):
+    """--clip-norm is compared both ways: a launch without it neither resumes nor reports a
+    run recorded with it."""
+    out = _folder_with_backup(tmp_path, _settings("--clip-norm", "1"))
+    run_dir.check_fingerprint(out, _settings("--clip-norm", "1"), "[train]",
+                              defaults=train.FINGERPRINT_DEFAULTS)
+    for flags in ([], ["--clip-norm", "2"]):
+        with pytest.raises(run_dir.RunFolderError, match="clip_norm: stored 1.0"):
+            run_dir.check_fingerprint(out, _settings(*flags), "[train]",
+                                      defaults=train.FINGERPRINT_DEFAULTS)
+    (out / "metrics.json").write_text(json.dumps({"test_accuracy": 0.6, "epochs": 40}))
+    settings = {k: v for k, v in _settings().items() if k != "model_kwargs"}
+    with pytest.raises(run_dir.RunFolderError, match="clip_norm"):
+        run_dir.finished_run(out, settings, 40, defaults=train.FINGERPRINT_DEFAULTS)
 
 
 def test_model_args_are_compared_whole(tmp_path):
