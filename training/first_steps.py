@@ -35,9 +35,13 @@ def build(model_name: str, dataset: str, model_args: dict, *, recipe: str | None
     from keras_gated import datasets
     from keras_gated.recipes import get_recipe
     from keras_gated.registry import get_model_entry
-    from training.data import make_pipeline, normalisation_mean
-    from training.optim import apply_weight_decay, make_optimizer
-    from training.train import _model_kwargs, default_recipe_name, recipe_for_run
+    from training.train import (
+        _model_kwargs,
+        compiled_model,
+        default_recipe_name,
+        recipe_for_run,
+        training_stream,
+    )
 
     entry = get_model_entry(model_name)
     chosen = get_recipe(recipe or default_recipe_name(entry)).with_epochs(epochs)
@@ -45,14 +49,9 @@ def build(model_name: str, dataset: str, model_args: dict, *, recipe: str | None
                             batch_size or chosen.batch_size)
     keras.utils.set_random_seed(seed)
     train_ds, info = datasets.load(dataset, "train")
-    model = entry.build(**{**_model_kwargs(entry, chosen, info), **model_args})
-    apply_weight_decay(model, chosen)
-    steps_per_epoch = math.ceil(info.num_examples / chosen.batch_size)
-    model.compile(optimizer=make_optimizer(chosen, steps_per_epoch),
-                  loss="sparse_categorical_crossentropy", metrics=["accuracy"])
-    batches = make_pipeline(train_ds, chosen, training=True, batch_size=chosen.batch_size,
-                            num_examples=info.num_examples, seed=seed,
-                            pad_fill=normalisation_mean(model))
+    model, _ = compiled_model(entry, chosen, {**_model_kwargs(entry, chosen, info), **model_args},
+                              math.ceil(info.num_examples / chosen.batch_size))
+    batches = training_stream(train_ds, chosen, info.num_examples, seed, model)
     return model, chosen, batches
 
 

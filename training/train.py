@@ -225,6 +225,26 @@ def set_precision(precision: str) -> None:
     keras.mixed_precision.set_global_policy(precision)
 
 
+def compiled_model(entry, recipe, kwargs: dict, steps_per_epoch: int):
+    """``(model, decayed)``: the registry entry's model built with ``kwargs``, the recipe's
+    weight decay attached (``decayed`` variables) and compiled with its optimiser."""
+    from training.optim import apply_weight_decay, make_optimizer
+
+    model = entry.build(**kwargs)
+    decayed = apply_weight_decay(model, recipe)
+    model.compile(optimizer=make_optimizer(recipe, steps_per_epoch),
+                  loss="sparse_categorical_crossentropy", metrics=["accuracy"])
+    return model, decayed
+
+
+def training_stream(train_ds, recipe, num_examples: int, seed: int, model):
+    """The recipe's augmented, shuffled training batches (``seed``) for ``model``."""
+    from training.data import make_pipeline, normalisation_mean
+
+    return make_pipeline(train_ds, recipe, training=True, batch_size=recipe.batch_size,
+                         num_examples=num_examples, seed=seed, pad_fill=normalisation_mean(model))
+
+
 def run(args: argparse.Namespace) -> int:
 
     import keras
@@ -234,9 +254,8 @@ def run(args: argparse.Namespace) -> int:
     from keras_gated.recipes import get_recipe
     from keras_gated.registry import get_model_entry
     from training import distribute
-    from training.data import make_pipeline, normalisation_mean
+    from training.data import make_pipeline
     from training.loop import evaluate_metrics, fit_resumable, write_metrics
-    from training.optim import apply_weight_decay, make_optimizer
     from training.run_dir import (
         check_fingerprint,
         check_run_files,
@@ -272,16 +291,9 @@ def run(args: argparse.Namespace) -> int:
                           defaults=FINGERPRINT_DEFAULTS)
         steps_per_epoch = math.ceil(train_info.num_examples / batch_size)
         with distribute.scope(strategy):
-            model = entry.build(**{**model_kwargs, **extra_model_args})
-            decayed = apply_weight_decay(model, recipe)
-            model.compile(
-                optimizer=make_optimizer(recipe, steps_per_epoch),
-                loss="sparse_categorical_crossentropy",
-                metrics=["accuracy"],
-            )
-        train = make_pipeline(train_ds, recipe, training=True, batch_size=batch_size,
-                              num_examples=train_info.num_examples, seed=args.seed,
-                              pad_fill=normalisation_mean(model))
+            model, decayed = compiled_model(entry, recipe, {**model_kwargs, **extra_model_args},
+                                            steps_per_epoch)
+        train = training_stream(train_ds, recipe, train_info.num_examples, args.seed, model)
         test = make_pipeline(test_ds, recipe, training=False, batch_size=batch_size)
         train = distribute.shard_for_workers(train, strategy)
         test = distribute.shard_for_workers(test, strategy)
