@@ -75,9 +75,9 @@ def make_optimizer(recipe: Recipe, steps_per_epoch: int) -> keras.optimizers.Opt
     the clipping).
     """
     lr = learning_rate_schedule(recipe, steps_per_epoch)
-    clip = {"global_clipnorm": recipe.gradient_clip_norm} if recipe.gradient_clip_norm else {}
     if recipe.optimizer == "sgd":
-        return keras.optimizers.SGD(lr, momentum=recipe.momentum, nesterov=recipe.nesterov, **clip)
+        return keras.optimizers.SGD(lr, momentum=recipe.momentum, nesterov=recipe.nesterov,
+                                    global_clipnorm=recipe.gradient_clip_norm)
     if recipe.optimizer == "nadam":
-        return keras.optimizers.Nadam(lr, beta_1=recipe.beta_1, **clip)
+        return keras.optimizers.Nadam(lr, beta_1=recipe.beta_1, global_clipnorm=recipe.gradient_clip_norm)
     raise ValueError(f"Unknown recipe `optimizer`={recipe.optimizer!r}. Allowed: sgd, nadam.")
