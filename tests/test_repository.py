@@ -1,0 +1,80 @@
+"""The repository stays lean: the library, its training and the paper experiments, with no
+run state in git. Released checkpoints live in ``zoo/`` and nowhere else.
+
+These tests read ``git ls-files``; outside a git checkout (an unpacked sdist) they skip.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+MB = 1024 * 1024
+MAX_OUTSIDE_ZOO = 15 * MB  # all tracked files outside zoo/ and experiments/in_flight/
+MAX_FILE_OUTSIDE_ZOO = 5 * MB
+WEIGHT_SUFFIXES = (".h5", ".keras", ".npz", ".pt", ".pth", ".safetensors", ".ckpt")
+# A released checkpoint folder: zoo/<model>.<data set>/ with these files, and optionally a
+# keras-hub preset in keras_hub/ with those.
+ZOO_FOLDER_NAME = re.compile(r"^[a-z0-9_]+\.[a-z0-9_]+$")
+ZOO_FILES = {"README.md", "config.json", "metadata.json", "metrics.json", "model.weights.h5",
+             "training_log.csv"}
+KERAS_HUB_FILES = {"config.json", "metadata.json", "model.weights.h5", "task.json", "task.weights.h5"}
+
+
+def tracked_files() -> list[str]:
+    if shutil.which("git") is None or not (ROOT / ".git").exists():
+        pytest.skip("not a git checkout")
+    result = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True)
+    files = [name for name in result.stdout.decode().split("\0") if name]
+    # A file deleted in the work tree but not yet from the index is not part of the tree.
+    return [name for name in files if (ROOT / name).is_file()]
+
+
+def size(name: str) -> int:
+    return (ROOT / name).stat().st_size
+
+
+def test_no_run_state_is_tracked():
+    files = tracked_files()
+    assert len(files) > 100  # the listing really was read
+    assert [f for f in files if f.startswith("training/runs/")] == []
+    in_flight = [f for f in files if f.startswith("experiments/in_flight/")]
+    assert [f for f in in_flight if f.endswith(WEIGHT_SUFFIXES) or "/backup/" in f] == []
+
+
+def test_no_weight_file_outside_zoo():
+    stray = [f for f in tracked_files() if f.endswith(WEIGHT_SUFFIXES) and not f.startswith("zoo/")]
+    assert stray == []
+
+
+def test_tracked_files_outside_zoo_stay_small():
+    outside = [f for f in tracked_files()
+               if not f.startswith(("zoo/", "experiments/in_flight/"))]
+    total = sum(map(size, outside))
+    assert 0 < total <= MAX_OUTSIDE_ZOO, f"{total / MB:.1f} MB tracked outside zoo/"
+    too_big = [f for f in tracked_files()
+               if not f.startswith("zoo/") and size(f) > MAX_FILE_OUTSIDE_ZOO]
+    assert too_big == []
+
+
+def test_zoo_holds_only_released_checkpoint_folders():
+    zoo = [f.split("/")[1:] for f in tracked_files() if f.startswith("zoo/")]
+    assert ["README.md"] in zoo
+    folders: dict[str, set[str]] = {}
+    for parts in zoo:
+        if parts == ["README.md"]:
+            continue
+        assert len(parts) in (2, 3), f"zoo/{'/'.join(parts)} is not in a checkpoint folder"
+        assert ZOO_FOLDER_NAME.match(parts[0]), f"zoo/{parts[0]} is not a <model>.<data> folder"
+        if len(parts) == 3:
+            assert parts[1] == "keras_hub" and parts[2] in KERAS_HUB_FILES, f"zoo/{'/'.join(parts)}"
+            continue
+        folders.setdefault(parts[0], set()).add(parts[1])
+    assert len(folders) >= 10
+    for folder, files in folders.items():
+        assert files == ZOO_FILES, f"zoo/{folder} holds {sorted(files)}"
