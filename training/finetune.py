@@ -125,30 +125,29 @@ def build_finetune_model(name: str, weights: str, classes: int, freeze_backbone:
 
 
 def run(args: argparse.Namespace) -> int:
-    import dataclasses
     import shutil
 
     import keras
 
     from keras_gated import datasets
-    from keras_gated.pretrained.zoo_folder import save_zoo_folder
     from keras_gated.datasets import adapt_images
-    from training.data import make_pipeline, normalisation_mean, random_subset
+    from keras_gated.pretrained.zoo_folder import save_zoo_folder
+    from training.build import RunSettings, build_run, run_recipe
+    from training.data import make_pipeline
     from training.loop import evaluate_metrics, fit_resumable, write_metrics
-    from training.optim import apply_weight_decay, make_optimizer
     from training.run_dir import check_fingerprint, check_run_files, finished_run, open_run_folder
     from training.train import dataset_key, recipe_settings
-    from keras_gated.recipes import get_recipe
 
     if from_scratch(args.weights) and args.freeze_backbone:
         raise ValueError("--freeze-backbone with --weights none would train a head on random "
                          "features; drop one of the two.")
     backend = keras.backend.backend()
-    recipe = get_recipe(args.recipe).with_epochs(args.epochs)
-    if args.learning_rate is not None:
-        recipe = dataclasses.replace(recipe, learning_rate=args.learning_rate)
-    batch_size = args.batch_size or recipe.batch_size
-    recipe = dataclasses.replace(recipe, batch_size=batch_size)  # recorded as it is used
+    run_config = RunSettings(model=args.model, dataset=args.dataset, recipe=args.recipe,
+                             epochs=args.epochs, batch_size=args.batch_size,
+                             lr=args.learning_rate, seed=args.seed,
+                             train_examples=args.train_examples)
+    recipe = run_recipe(run_config)
+    batch_size = recipe.batch_size
     weight_id = weight_id_for(args.model, args.dataset)  # before anything is trained
     out = Path(args.out or default_out(args))
     settings = {"model": args.model, "weights": weights_key(args.weights),
@@ -161,30 +160,17 @@ def run(args: argparse.Namespace) -> int:
             print(f"{out} is already finished (delete {out / 'metrics.json'} to train again).")
             return 0
 
-        keras.utils.set_random_seed(args.seed)
-        train_ds, train_info = datasets.load(args.dataset, "train")
-        test_ds, test_info = datasets.load(args.dataset, "test")
-        if args.train_examples is not None:
-            if args.train_examples > train_info.num_examples:
-                raise ValueError(f"--train-examples {args.train_examples} is more than the "
-                                 f"{train_info.num_examples} training examples of {args.dataset}.")
-            train_ds = random_subset(train_ds, train_info.num_examples, args.train_examples, args.seed)
-            train_info = dataclasses.replace(train_info, num_examples=args.train_examples)
-        model, backbone = load_backbone(args, train_info.num_classes)
+        built = build_run(run_config, make_model=lambda info: load_backbone(args, info.num_classes)[0])
+        model, train, train_info = built.model, built.batches, built.train_info
         check_fingerprint(out, {**settings, "model_kwargs": {
             "include_top": False, "pooling": "avg", "head_classes": train_info.num_classes}},
             "[finetune]")
-        input_shape = tuple(model.inputs[0].shape[1:])
-        if tuple(train_info.image_shape) != input_shape:
+        test_ds, test_info = datasets.load(args.dataset, "test")
+        if built.adapted:
+            input_shape = tuple(model.inputs[0].shape[1:])
             print(f"[finetune] adapting {train_info.image_shape} images to the backbone's {input_shape}")
-            train_ds, test_ds = adapt_images(train_ds, input_shape), adapt_images(test_ds, input_shape)
-        train = make_pipeline(train_ds, recipe, training=True, batch_size=batch_size,
-                              num_examples=train_info.num_examples, seed=args.seed,
-                              pad_fill=normalisation_mean(model))
+            test_ds = adapt_images(test_ds, input_shape)
         test = make_pipeline(test_ds, recipe, training=False, batch_size=batch_size)
-        apply_weight_decay(model, recipe)
-        model.compile(optimizer=make_optimizer(recipe, math.ceil(train_info.num_examples / batch_size)),
-                      loss="sparse_categorical_crossentropy", metrics=["accuracy"])
         trainable = sum(int(math.prod(v.shape)) for v in model.trainable_weights)
         print(f"[finetune] {args.model} ({args.weights}) on {args.dataset}: {train_info.num_classes} "
               f"classes, {trainable:,} trainable parameters"

@@ -30,6 +30,16 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from training.arguments import command_line, positive_float, positive_int, run_main
+from training.build import (  # noqa: F401  (default_recipe_name, split_validation: public here too)
+    RunSettings,
+    build_run,
+    default_recipe_name,
+    model_kwargs as data_model_kwargs,
+    split_validation,
+)
+
+# The name tests and older callers import; ``training.build.model_kwargs`` is the function.
+_model_kwargs = data_model_kwargs
 
 STRATEGY_CHOICES = ("default", "mirrored", "multiworker", "tpu", "dataparallel")
 
@@ -116,24 +126,6 @@ def reproduce_command(args: argparse.Namespace, backend: str) -> str:
     return command_line("training.train", backend, parts)
 
 
-def _model_kwargs(entry, recipe, info) -> dict:
-    kwargs = {"classes": info.num_classes, "input_shape": info.image_shape}
-    if recipe.dropout is not None and entry.supports_dropout:
-        kwargs["dropout"] = recipe.dropout
-    return kwargs
-
-
-def default_recipe_name(entry) -> str:
-    """The recipe a model trains with when ``--recipe`` is not given: its registry entry's."""
-    if entry.default_recipe is None:
-        from keras_gated.recipes import RECIPES
-
-        raise ValueError(
-            f"{entry.name} has no default recipe; pass --recipe ({', '.join(RECIPES)})."
-        )
-    return entry.default_recipe
-
-
 def dataset_key(dataset: str) -> str:
     """The data set as a run records it: an image folder by its absolute path (the same
     folder named another way is the same data), a tag or tfds name as given."""
@@ -190,29 +182,6 @@ def fingerprint(args: argparse.Namespace, recipe, batch_size: int) -> dict:
     return settings
 
 
-def split_validation(train_ds, train_info, fraction_held_out: float | None):
-    """``(train, train_info, val, val_info)``: the last ``fraction_held_out`` of the
-    training split (in the data set's fixed order) held out as validation data; without a
-    fraction, the training split unchanged and ``(None, None)``."""
-    import dataclasses
-
-    if fraction_held_out is None:
-        return train_ds, train_info, None, None
-    total = train_info.num_examples
-    held_out = int(round(total * fraction_held_out))
-    kept = total - held_out
-    if held_out < 1 or kept < 1:
-        raise ValueError(f"--validation-split {fraction_held_out} of {total} training examples "
-                         f"leaves {kept} for training and {held_out} for validation: both must "
-                         "be at least 1.")
-    val_info = dataclasses.replace(
-        train_info, num_examples=held_out,
-        note=f"train[{kept}:{total}] (the last {fraction_held_out:g} of the training split, "
-             "held out)")
-    train_info = dataclasses.replace(train_info, num_examples=kept)
-    return train_ds.take(kept), train_info, train_ds.skip(kept), val_info
-
-
 def set_precision(precision: str) -> None:
     """Apply ``--precision``, refusing mixed precision that this machine would emulate."""
     import keras
@@ -227,7 +196,8 @@ def set_precision(precision: str) -> None:
 
 def compiled_model(entry, recipe, kwargs: dict, steps_per_epoch: int):
     """``(model, decayed)``: the registry entry's model built with ``kwargs``, the recipe's
-    weight decay attached (``decayed`` variables) and compiled with its optimiser."""
+    weight decay attached (``decayed`` variables) and compiled with its optimiser. A whole
+    run (data, model, stream) is built by ``training.build.build_run``."""
     from training.optim import apply_weight_decay, make_optimizer
 
     model = entry.build(**kwargs)
@@ -245,15 +215,24 @@ def training_stream(train_ds, recipe, num_examples: int, seed: int, model):
                          num_examples=num_examples, seed=seed, pad_fill=normalisation_mean(model))
 
 
+def run_settings(args: argparse.Namespace) -> RunSettings:
+    """The run the command line asks for."""
+    return RunSettings(model=args.model, dataset=args.dataset, recipe=args.recipe,
+                       epochs=args.epochs, batch_size=args.batch_size,
+                       lr=getattr(args, "lr", None), clip_norm=getattr(args, "clip_norm", None),
+                       model_args=model_args(args),
+                       validation_split=getattr(args, "validation_split", None), seed=args.seed)
+
+
 def run(args: argparse.Namespace) -> int:
 
     import keras
 
     from keras_gated import datasets
     from keras_gated.fast_path import describe, describe_text
-    from keras_gated.recipes import get_recipe
     from keras_gated.registry import get_model_entry
     from training import distribute
+    from training.build import run_recipe
     from training.data import make_pipeline
     from training.loop import evaluate_metrics, fit_resumable, write_metrics
     from training.run_dir import (
@@ -266,9 +245,11 @@ def run(args: argparse.Namespace) -> int:
     extra_model_args = model_args(args)  # bad input ends here, before anything is written
     backend = keras.backend.backend()
     entry = get_model_entry(args.model)
-    recipe = get_recipe(args.recipe or default_recipe_name(entry)).with_epochs(args.epochs)
-    batch_size = args.batch_size or recipe.batch_size
-    recipe = recipe_for_run(recipe, args, batch_size)
+    run_config = run_settings(args)
+    if args.recipe is None:
+        default_recipe_name(entry)  # a model without a recipe is refused before any folder
+    recipe = run_recipe(run_config)
+    batch_size = recipe.batch_size
     out = Path(args.out or f"runs/{args.model}.{Path(args.dataset).name}")
     settings = fingerprint(args, recipe, batch_size)
     with open_run_folder(out):
@@ -281,19 +262,12 @@ def run(args: argparse.Namespace) -> int:
 
         set_precision(args.precision)
         strategy = distribute.make_strategy(args.strategy, args.cpu_replicas)
-        keras.utils.set_random_seed(args.seed)
-        train_ds, train_info = datasets.load(args.dataset, "train")
-        test_ds, test_info = datasets.load(args.dataset, "test")
-        train_ds, train_info, val_ds, val_info = split_validation(
-            train_ds, train_info, args.validation_split)
-        model_kwargs = _model_kwargs(entry, recipe, train_info)
-        check_fingerprint(out, {**settings, "model_kwargs": model_kwargs}, "[train]",
+        built = build_run(run_config, scope=distribute.scope(strategy))
+        check_fingerprint(out, {**settings, "model_kwargs": built.model_kwargs}, "[train]",
                           defaults=FINGERPRINT_DEFAULTS)
-        steps_per_epoch = math.ceil(train_info.num_examples / batch_size)
-        with distribute.scope(strategy):
-            model, decayed = compiled_model(entry, recipe, {**model_kwargs, **extra_model_args},
-                                            steps_per_epoch)
-        train = training_stream(train_ds, recipe, train_info.num_examples, args.seed, model)
+        model, decayed, train = built.model, built.decayed, built.batches
+        train_info, val_ds, val_info = built.train_info, built.val_ds, built.val_info
+        test_ds, test_info = datasets.load(args.dataset, "test")
         test = make_pipeline(test_ds, recipe, training=False, batch_size=batch_size)
         train = distribute.shard_for_workers(train, strategy)
         test = distribute.shard_for_workers(test, strategy)
