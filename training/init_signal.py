@@ -1,93 +1,26 @@
-"""How a freshly initialised network starts: the loss and the gradient on one batch of real
-data, before any training step. A loss far above ln(classes) or a huge gradient norm means
-the first SGD steps will blow up; a gradient that vanishes towards the input means the first
-layers will not learn. Used to explain runs that diverge or stay at chance in the first
-batches (the no-BN Wide ResNets of Residual Gates Table 7, the 100-layer highway net of
-Highway Networks Fig. 1).
+"""Moved to ``experiments.tools.init_signal`` (the paper experiments live in
+``experiments/``): this name still works, warns once and keeps the former call
+signature.
 
-    python -m training.init_signal --model gwrn_16_2 --dataset cifar10 \\
-        --model-arg batch_norm=False --model-arg k_init=0.1
-
-Prints one JSON line: the loss, ln(classes), the global gradient norm, and the gradient
-norm of the first and the last kernel, on ``--examples`` training images drawn at random (the model's own
-preprocessing, no augmentation, dropout active as in training), with the model built from
-``--seed`` as ``training.train`` builds it (``--recipe`` as there). TensorFlow backend.
+    python -m experiments.tools.init_signal ...
 """
 
-from __future__ import annotations
-
-import argparse
-import json
-import math
-import os
 import sys
-from collections.abc import Sequence
+import warnings
+
+from experiments.tools.init_signal import init_signal as _init_signal
+from experiments.tools.init_signal import main
+from training.build import RunSettings
+
+warnings.warn("training.init_signal moved to experiments.tools.init_signal", DeprecationWarning,
+              stacklevel=2)
 
 
 def init_signal(model_name: str, dataset: str, model_args: dict, examples: int = 128, seed: int = 0,
                 recipe: str | None = None) -> dict:
-    """Loss and gradient norms of ``model_name`` at initialisation, on ``examples`` training
-    images of ``dataset`` drawn at random. The model is built as ``training.train`` builds
-    it: the data's classes and image shape, the dropout of ``recipe`` (default: the model's
-    own recipe), then ``model_args``."""
-    import keras
-    import numpy as np
-    import tensorflow as tf
-
-    import keras_gated as kg
-    from keras_gated import datasets
-    from keras_gated.analysis.report import load_examples
-    from keras_gated.recipes import get_recipe
-    from keras_gated.registry import get_model_entry
-    from training.train import _model_kwargs, default_recipe_name
-
-    keras.utils.set_random_seed(seed)
-    # A random sample (data sets may be stored sorted by class), as `keras-gated analyze` draws it.
-    _, info = datasets.load(dataset, "train")
-    x, y = load_examples(dataset, examples, "train", seed)
-    entry = get_model_entry(model_name)
-    recipe_name = recipe or default_recipe_name(entry)
-    model = kg.create_model(model_name, **{**_model_kwargs(entry, get_recipe(recipe_name), info), **model_args})
-    x = tf.constant(np.asarray(x, "float32"))
-    with tf.GradientTape() as tape:
-        probabilities = model(x, training=True)
-        loss = tf.reduce_mean(keras.losses.sparse_categorical_crossentropy(y, probabilities))
-    weights = model.trainable_weights
-    grads = tape.gradient(loss, weights)
-    norms = {w.path: float(tf.norm(g)) for w, g in zip(weights, grads) if g is not None}
-    kernels = [path for path in norms if path.endswith("kernel")]
-    return {
-        "model": model_name, "dataset": dataset, "recipe": recipe_name, "model_args": model_args,
-        "examples": int(len(y)),
-        "loss": float(loss), "chance_loss": math.log(model.output_shape[-1]),
-        "gradient_norm": math.sqrt(sum(n * n for n in norms.values())),
-        "first_kernel": kernels[0], "first_kernel_gradient_norm": norms[kernels[0]],
-        "last_kernel": kernels[-1], "last_kernel_gradient_norm": norms[kernels[-1]],
-    }
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m training.init_signal", description=__doc__.split("\n")[0])
-    p.add_argument("--model", required=True)
-    p.add_argument("--dataset", required=True, help="data tag (cifar10, fashion_mnist) or image folder")
-    p.add_argument("--model-arg", dest="model_args", action="append", metavar="NAME=VALUE")
-    p.add_argument("--recipe", help="whose dropout the model is built with (default: the model's recipe)")
-    p.add_argument("--examples", type=int, default=128)
-    p.add_argument("--seed", type=int, default=0)
-    args = p.parse_args(argv)
-    os.environ.setdefault("KERAS_BACKEND", "tensorflow")
-    from keras_gated.model_args import parse_model_args
-
-    try:
-        model_args = parse_model_args(args.model_args)
-    except ValueError as error:
-        p.error(str(error))
-    import keras
-
-    if keras.backend.backend() != "tensorflow":
-        p.error("training.init_signal runs on the TensorFlow backend: set KERAS_BACKEND=tensorflow.")
-    print(json.dumps(init_signal(args.model, args.dataset, model_args, args.examples, args.seed, args.recipe)))
-    return 0
+    """``experiments.tools.init_signal.init_signal`` with the settings as arguments."""
+    return _init_signal(RunSettings(model=model_name, dataset=dataset, recipe=recipe,
+                                    model_args=model_args, seed=seed), examples)
 
 
 if __name__ == "__main__":

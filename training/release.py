@@ -87,14 +87,14 @@ def check_twins(metrics_by_id: dict[str, dict]) -> None:
 def twin_note(metrics_by_id: dict[str, dict]) -> str:
     """Markdown comparing twins: checkpoints trained with the same recipe, budget, seed
     and data that differ in one thing (e.g. gated vs ungated); ``check_twins`` first."""
-    from keras_gated.pretrained.listing import _backend, _hours, accuracy_text
+    from keras_gated.pretrained.listing import accuracy_text, backend_label, wall_time_text
 
     check_twins(metrics_by_id)
     rows = ["| weight id | test accuracy | epochs | backend | wall time |",
             "| --- | --- | --- | --- | --- |"]
     for weight_id, m in metrics_by_id.items():
         rows.append(f"| `{weight_id}` | {accuracy_text(m)} | {m.get('epochs', '?')} | "
-                    f"{_backend(m)} | {_hours(m.get('wall_time_s'))} |")
+                    f"{backend_label(m)} | {wall_time_text(m.get('wall_time_s'))} |")
     evaluate = " and ".join(
         f"`keras-gated evaluate {w.split('.')[0]} --weights {w.split('.')[1]} "
         f"--dataset {w.split('.')[1]}`" for w in metrics_by_id)

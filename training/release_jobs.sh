@@ -2,9 +2,9 @@
 # The training runs behind the released checkpoints, one after the other, each followed by
 # its release (zoo/<weight id>/, registered in its family's keras_gated/models/*.json).
 #
-# Each run keeps its resume state in training/runs/<weight id>/ (committed while a run is
-# unfinished, so that a new machine resumes it); starting this script again resumes the
-# unfinished run and skips finished ones. Once released, a run's backup/ is removed.
+# Each run keeps its resume state in training/runs/<weight id>/ (ignored by git: copy the
+# folder to resume on a new machine); starting this script again resumes the unfinished
+# run and skips finished ones. Once released, a run's backup/ is removed.
 # Logs go to $LOG_DIR (outside the repo).
 #
 #   nohup bash training/release_jobs.sh > /dev/null 2>&1 &

@@ -31,13 +31,13 @@ def accuracy_text(metrics: dict) -> str:
     return "?" if accuracy is None else f"{100 * accuracy:.2f} %"
 
 
-def _backend(metrics: dict) -> str:
+def backend_label(metrics: dict) -> str:
     """``"TF"``, ``"JAX"``, ``"PyTorch"`` (or the name as recorded, ``"?"`` when missing)."""
     name = metrics.get("backend", "?")
     return _BACKENDS.get(name, name)
 
 
-def _hours(seconds: float | None) -> str:
+def wall_time_text(seconds: float | None) -> str:
     if seconds is None:
         return "?"
     return f"{seconds / 3600:.1f} h" if seconds >= 3600 else f"{math.ceil(seconds / 60)} min"
@@ -55,7 +55,7 @@ def released_table(cfgs: Iterable[PretrainedCfg]) -> str:
         rows.append(
             f"| `{cfg.weight_id}` | {accuracy_text(m)}{CAVEAT_MARK if cfg.caveat else ''} | {cfg.dataset} "
             f"({m.get('num_examples', 0):,}) | {recipe}, {m.get('epochs', '?')} | "
-            f"{_backend(m)} · {m.get('hardware', '?')} · {_hours(m.get('wall_time_s'))} |"
+            f"{backend_label(m)} · {m.get('hardware', '?')} · {wall_time_text(m.get('wall_time_s'))} |"
         )
     return "\n".join(rows)
 

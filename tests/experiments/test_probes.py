@@ -1,16 +1,21 @@
-"""training.init_signal measures how a network starts: the loss and gradient norms at
-initialisation, which tell a net that will blow up from one that will train."""
+"""experiments.tools.init_signal and first_steps: how a run starts, built by
+training.build.build_run as training.train builds it."""
 
 import json
 
 import keras
+import numpy as np
 import pytest
 
+from experiments.tools import first_steps, init_signal
 from tests.helpers import make_image_folder
-from training import init_signal
+from training.build import RunSettings, build_run
 
-pytestmark = pytest.mark.skipif(keras.backend.backend() != "tensorflow",
-                                reason="training.init_signal uses TensorFlow's GradientTape")
+pytestmark = [
+    pytest.mark.skipif(keras.backend.backend() != "tensorflow",
+                       reason="init_signal uses TensorFlow's GradientTape"),
+    pytest.mark.slow,  # builds and steps several models
+]
 
 
 @pytest.fixture(scope="module")
@@ -21,15 +26,16 @@ def folder(tmp_path_factory):
 def test_a_smaller_k_start_shrinks_the_gradient_of_a_plain_gated_net(folder):
     """With k = 1 a G-PlainNet is the plain net; started smaller, each layer contributes less
     and the gradient at initialisation is smaller (same seed, same weights otherwise)."""
-    one = init_signal.init_signal("gplainnet10", str(folder), {}, examples=16)
-    small = init_signal.init_signal("gplainnet10", str(folder), {"k_init": 0.1}, examples=16)
+    one = init_signal.init_signal(RunSettings(model="gplainnet10", dataset=str(folder)), examples=16)
+    small = init_signal.init_signal(RunSettings(model="gplainnet10", dataset=str(folder),
+                                                model_args={"k_init": 0.1}), examples=16)
     assert one["examples"] == 16 and one["chance_loss"] == pytest.approx(0.6931, abs=1e-4)
     assert one["first_kernel"] == "stem/kernel" and one["last_kernel"] == "predictions/kernel"
     assert small["gradient_norm"] < one["gradient_norm"]
     assert one["gradient_norm"] >= one["first_kernel_gradient_norm"] > 0
 
 
-def test_cli_prints_one_json_line_and_refuses_a_bad_model_arg(folder, capsys):
+def test_init_signal_cli_prints_one_json_line_and_refuses_a_bad_model_arg(folder, capsys):
     assert init_signal.main(["--model", "gresnetfc2", "--dataset", str(folder), "--examples", "8"]) == 0
     result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert result["model"] == "gresnetfc2" and result["loss"] > 0
@@ -39,24 +45,21 @@ def test_cli_prints_one_json_line_and_refuses_a_bad_model_arg(folder, capsys):
 
 
 def test_first_steps_reports_every_batch_loss_and_the_gates(folder, capsys):
-    """training.first_steps runs the first training steps as training.train would: one loss
-    per batch, the gates after them; a huge lr makes the loss non-finite and the run stops
-    at that batch, reported as valid JSON."""
-    import numpy as np
-
-    from training import first_steps
-
-    settings = dict(recipe="rg_mnist_fc", clip_norm=1.0, batch_size=8)
-    out = first_steps.first_steps("gresnetfc2", str(folder), {"k_init": 0.5}, steps=3, **settings)
+    """first_steps runs the first training steps as training.train would: one loss per
+    batch, the gates after them; a huge lr makes the loss non-finite and the run stops at
+    that batch, reported as valid JSON."""
+    settings = RunSettings(model="gresnetfc2", dataset=str(folder), recipe="rg_mnist_fc",
+                           clip_norm=1.0, batch_size=8, model_args={"k_init": 0.5})
+    out = first_steps.first_steps(settings, steps=3)
     assert out["steps_run"] == 3 and len(out["loss_by_batch"]) == 3
     assert out["first_nonfinite_batch"] is None
     assert set(out["k"]) == {"block1"} and out["k"]["block1"] != 0.5  # k moved
     assert "gradient clipped to global norm 1.0" in out["recipe"]
     # Batch 1's loss is that of the freshly built model on the stream's first batch (BN in
     # training mode, this recipe has no weight decay nor dropout), computed independently.
-    model, _, batches = first_steps.build("gresnetfc2", str(folder), {"k_init": 0.5}, **settings)
-    x, y = next(iter(batches))
-    probabilities = model(x, training=True)
+    run = build_run(settings)
+    x, y = next(iter(run.batches))
+    probabilities = run.model(x, training=True)
     expected = float(np.mean(keras.ops.convert_to_numpy(
         keras.losses.sparse_categorical_crossentropy(y, probabilities))))
     assert out["loss_by_batch"][0] == pytest.approx(expected, rel=1e-4)
@@ -71,3 +74,25 @@ def test_first_steps_reports_every_batch_loss_and_the_gates(folder, capsys):
     assert printed["first_nonfinite_batch"] is not None
     assert printed["steps_run"] == printed["first_nonfinite_batch"]
     assert printed["loss_by_batch"][-1] is None
+
+
+def test_the_former_training_names_warn_and_keep_their_signatures(folder):
+    """training.first_steps / init_signal moved; the old names still answer, with their
+    old call signatures."""
+    import importlib
+    import sys
+
+    for name in ("training.first_steps", "training.init_signal"):
+        sys.modules.pop(name, None)
+    with pytest.warns(DeprecationWarning, match="moved to experiments.tools.first_steps"):
+        old_first_steps = importlib.import_module("training.first_steps")
+    with pytest.warns(DeprecationWarning, match="moved to experiments.tools.init_signal"):
+        old_init_signal = importlib.import_module("training.init_signal")
+    model, recipe, batches = old_first_steps.build("gresnetfc2", str(folder), {"k_init": 0.5},
+                                                   recipe="rg_mnist_fc", batch_size=8)
+    assert recipe.batch_size == 8 and model.name
+    out = old_first_steps.first_steps("gresnetfc2", str(folder), {}, 2, recipe="rg_mnist_fc",
+                                      batch_size=8)
+    assert out["steps_run"] == 2
+    signal = old_init_signal.init_signal("gresnetfc2", str(folder), {}, examples=8)
+    assert signal["examples"] == 8 and signal["recipe"] == "rg_mnist_fc"

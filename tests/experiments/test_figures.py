@@ -1,0 +1,115 @@
+"""The paper figures drawn from run records: the settings come from each run's
+fingerprint.json, never from its folder name."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from experiments.highway import highway_fig1
+from experiments.residual_gates import table7_fig
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _fingerprint(folder: Path, model: str, recipe: str, epochs: int, **settings):
+    folder.mkdir(parents=True, exist_ok=True)
+    recorded = {"model": model, "dataset": settings.pop("dataset", "fashion_mnist"),
+                "recipe": {"name": recipe}, "epochs": epochs, "seed": settings.pop("seed", 0),
+                "model_args": settings.pop("model_args", {}), "validation_split": None,
+                "lr": None, "clip_norm": None, **settings}
+    (folder / "fingerprint.json").write_text(json.dumps(recorded))
+
+
+def test_highway_fig1_picks_the_lr_with_the_lowest_training_loss_and_plots(tmp_path):
+    tanh = {"kernel_initializer": "he_normal", "activation": "tanh"}
+    runs = {  # folder: (model, lr, b_T, losses); the folder names say nothing
+        "a": ("highwayfc10", 0.01, -2, "0.5 0.2 0.1"),
+        "b": ("highwayfc10", 0.03, -2, "0.4 0.15 0.05"),
+        "c": ("plainnet10", 0.01, None, "0.9 0.8 0.7"),
+        "d": ("plainnet10", 0.03, None, "0.6 nan nan"),
+        "e": ("plainnet20", 0.01, None, "2.3 2.3 2.3"),
+        "f": ("highwayfc10", 0.01, -4, "0.3 0.02 0.01"),
+    }
+    for name, (model, lr, bias, losses) in runs.items():
+        model_args = {**tanh, **({"transform_bias": bias} if bias is not None else {})}
+        _fingerprint(tmp_path / name, model, "highway_mnist_fc", 3, lr=lr, model_args=model_args)
+        (tmp_path / name / "log.csv").write_text(
+            "epoch,loss\n" + "\n".join(f"{i},{x}" for i, x in enumerate(losses.split())) + "\n")
+    # Not Fig. 1 runs: another epoch count, a held-out split.
+    _fingerprint(tmp_path / "g", "highwayfc10", "highway_mnist_fc", 100, lr=0.01, model_args=tanh)
+    _fingerprint(tmp_path / "h", "highwayfc10", "highway_mnist_fc", 3, lr=0.1, model_args=tanh,
+                 validation_split=0.1)
+    for name in "gh":
+        (tmp_path / name / "log.csv").write_text("epoch,loss\n0,0.001\n")
+    out = tmp_path / "figures"
+    assert highway_fig1.main(["--root", str(tmp_path), "--out", str(out), "--epochs", "3"]) == 0
+    summary = json.loads((out / "highway_fig1.json").read_text())
+    picked = {(r["family"], r["depth"]): r["lr"] for r in summary if r["picked"]}
+    # The diverged plain run keeps its finite epochs (0.6 < 0.7) and wins.
+    assert picked == {("highwayfc", 10): "0.03", ("plainnet", 10): "0.03", ("plainnet", 20): "0.01"}
+    # A follow-up with another b_T is reported beside them, never picked.
+    follow = [r for r in summary if r.get("follow_up")]
+    assert [(r["depth"], r["transform_bias"], r["lr"], r["best_training_loss"]) for r in follow] == [
+        (10, -4.0, "0.01", 0.01)]
+    assert len(summary) == 6
+    assert (out / "highway_fig1.png").stat().st_size > 10_000
+    with pytest.raises(SystemExit):
+        highway_fig1.main(["--root", str(tmp_path / "empty"), "--out", str(out)])
+
+
+def test_table7_fig_reads_settings_divergence_and_gates_and_plots(tmp_path):
+    def write(name, model, losses, accuracies, gates=None, **settings):
+        folder = tmp_path / name
+        settings["model_args"] = {"batch_norm": False, **settings.get("model_args", {})}
+        _fingerprint(folder, model, "wrn_cifar", 5, dataset="cifar10", **settings)
+        (folder / "log.csv").write_text("epoch,accuracy,loss,val_accuracy,val_loss\n" + "".join(
+            f"{i},0.3,{loss},{acc},2.0\n" for i, (loss, acc) in enumerate(zip(losses, accuracies))))
+        if gates:
+            (folder / "gates.csv").write_text("epoch,block,k,g_k\n" + "".join(
+                f"{epoch},{block},{k},{max(float(k), 0)}\n" for epoch, block, k in gates))
+
+    write("run1", "wrn_16_2", ["nan"], [0.1])
+    write("run2", "gwrn_16_2", ["nan"], [0.1], [(0, "stage1_unit1", "nan")], model_args={"k_init": 0.5})
+    write("run3", "gwrn_16_2", [2.0], [0.5], model_args={"warmup": 3})  # a setting the figure cannot name
+    write("run4", "gwrn_16_2", [2.5, 2.3], [0.33, 0.37],
+          [(0, "stage1_unit1", -0.2), (0, "stage1_unit2", 0.4), (1, "stage1_unit1", -0.2),
+           (1, "stage1_unit2", 0.3)], model_args={"k_init": 0.1}, lr=0.01)
+    write("run5", "gwrn_16_2", [3.0, 2.0, "inf"], [0.2, 0.4, 0.1],
+          [(0, "stage1_unit1", 0.5), (1, "stage1_unit1", 0.4), (2, "stage1_unit1", "nan")],
+          clip_norm=1.0, seed=1)
+    _fingerprint(tmp_path / "run6", "wrn_16_2", "wrn_cifar", 5, dataset="cifar10",
+                 model_args={"batch_norm": False})  # started, nothing logged yet
+    out = tmp_path / "figures"
+    assert table7_fig.main(["--root", str(tmp_path), "--out", str(out)]) == 0
+
+    def no_nan(text):
+        raise AssertionError(f"{text} in table7.json: not JSON")
+
+    runs = {r["run"]: r for r in json.loads((out / "table7.json").read_text(), parse_constant=no_nan)}
+    assert set(runs) == {"run1", "run2", "run4", "run5"}
+    assert runs["run2"]["k_last_epoch"] == {"stage1_unit1": None}
+    assert runs["run2"]["settings"] == {"k": "0.5"}
+    assert runs["run1"]["diverged_in_epoch"] == 1 and runs["run1"]["test_accuracy"] == []
+    assert runs["run1"]["settings"] == {} and runs["run1"]["family"] == "wrn"
+    k01 = runs["run4"]
+    assert k01["settings"] == {"k": "0.1", "lr": "0.01"} and k01["diverged_in_epoch"] is None
+    assert k01["test_accuracy"] == [0.33, 0.37]
+    assert k01["k_last_epoch"] == {"stage1_unit1": -0.2, "stage1_unit2": 0.3}
+    # A run that diverges later keeps its finite epochs.
+    clipped = runs["run5"]
+    assert clipped["settings"] == {"clip": "1", "seed": "1"} and clipped["diverged_in_epoch"] == 3
+    assert clipped["test_accuracy"] == [0.2, 0.4]
+    gates = table7_fig.gate_curves(tmp_path / "run4")
+    assert gates == {"stage1_unit1": [-0.2, -0.2], "stage1_unit2": [0.4, 0.3]}
+    assert (out / "table7.png").stat().st_size > 10_000
+    with pytest.raises(SystemExit):
+        table7_fig.main(["--root", str(tmp_path / "empty"), "--out", str(out)])
+
+
+@pytest.mark.parametrize("module, name", [(table7_fig, "table7.json"), (highway_fig1, "highway_fig1.json")])
+def test_the_committed_figures_are_what_the_kept_records_give(module, name, tmp_path, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    assert module.main(["--out", str(tmp_path)]) == 0
+    assert (json.loads((tmp_path / name).read_text())
+            == json.loads((ROOT / "docs" / "figures" / name).read_text()))

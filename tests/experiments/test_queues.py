@@ -1,0 +1,183 @@
+"""experiments/<paper>/queue.sh (order, skipping recorded runs, keeping records, the lr
+pick), with a stand-in for python -m training.train."""
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+RESIDUAL_GATES = ROOT / "experiments" / "residual_gates" / "queue.sh"
+HIGHWAY = ROOT / "experiments" / "highway" / "queue.sh"
+LRS = ("0.001", "0.003", "0.01", "0.03")
+ACTS = ("relu", "tanh")
+PAIRS = [(act, lr) for act in ACTS for lr in LRS]  # the search, in the queue's order
+
+pytestmark = [
+    pytest.mark.skipif(shutil.which("bash") is None or shutil.which("flock") is None,
+                       reason="needs bash and flock"),
+    pytest.mark.slow,  # every queue imports Keras once (several seconds)
+]
+
+
+def _search(act: str, lr: str) -> str:
+    return f"highwayfc50.he.{act}.lr{lr}.val10"
+
+
+def _env(tmp_path, python, **extra):
+    return {"SCIENCE_RUNS": str(tmp_path / "runs"), "RESULTS": str(tmp_path / "results"),
+            "PYTHON": str(python), "PATH": "/usr/bin:/bin", **extra}
+
+
+def _stand_in(tmp_path, body: str = "exit 0") -> Path:
+    """A python that answers `-m training.train` by logging its args (then ``body``)."""
+    fake = tmp_path / "python"
+    fake.write_text(f'#!/bin/bash\nif [ "$1" = "-m" ]; then echo "KERAS_BACKEND=$KERAS_BACKEND $*" '
+                    f'>> {tmp_path}/calls; {body}; fi\nexec {sys.executable} "$@"\n')
+    fake.chmod(0o755)
+    return fake
+
+
+def _queue(tmp_path, script, body: str = "exit 0", **extra):
+    env = _env(tmp_path, _stand_in(tmp_path, body), **extra)
+    result = subprocess.run(["bash", str(script)], env=env, capture_output=True, text=True,
+                            timeout=300)
+    assert result.returncode == 0, result.stderr
+    calls = tmp_path / "calls"
+    return calls.read_text().splitlines() if calls.exists() else []
+
+
+def _outs(calls):
+    return [c.split("--out ")[1].split()[0].rsplit("/", 1)[1] for c in calls]
+
+
+def _record(folder: Path, status: str = "finished", **metrics):
+    """A kept record: status.json, and metrics.json for a finished run."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "status.json").write_text(json.dumps({"status": status}))
+    if status == "finished":
+        (folder / "metrics.json").write_text(json.dumps({"command": "c", "val_split": "v", **metrics}))
+
+
+def test_the_residual_gates_queue_runs_in_order(tmp_path):
+    calls = _queue(tmp_path, RESIDUAL_GATES)
+    outs = _outs(calls)
+    assert outs[0] == "gplainnet50.fashion_mnist" and "--model-arg k_init=0.5" in calls[0]
+    table = 1 + 20 + 8
+    assert outs[1] == "rgtable.plainnet2.e20" and outs[table - 1] == "rgtable.gresnetfc100.k0.5.e20"
+    # Table 7: the no-BN Wide ResNets on CIFAR-10, at the paper's lr, then the follow-ups.
+    n = table + 11
+    assert outs[table:n] == ["table7.gwrn_16_2_nobn.e5", "table7.wrn_16_2_nobn.e5",
+                             "table7.gwrn_16_2_nobn.k0.5.e5", "table7.wrn_16_2_nobn.lr0.01.e5",
+                             "table7.gwrn_16_2_nobn.lr0.01.e5", "table7.gwrn_16_2_nobn.k0.1.lr0.1.e5",
+                             "table7.gwrn_16_2_nobn.k0.1.lr0.01.e5",
+                             "table7.wrn_16_2_nobn.clip1.e5", "table7.gwrn_16_2_nobn.clip1.e5",
+                             "table7.wrn_16_2_nobn.clip1.seed1.e5", "table7.gwrn_16_2_nobn.clip1.seed1.e5"]
+    assert all("--dataset cifar10" in c and "--model-arg batch_norm=False" in c for c in calls[table:n])
+    # The last four clip the gradient, all at the paper's lr and k; the last two with seed 1.
+    assert all("--clip-norm 1" in c and "--lr" not in c and "k_init" not in c for c in calls[n - 4:n])
+    assert all("--seed 1" in c for c in calls[n - 2:n]) and "--seed" not in calls[n - 3]
+    # The convolutional nets train on TensorFlow, the FC nets on JAX.
+    assert all(c.startswith("KERAS_BACKEND=tensorflow ") for c in calls[table:n])
+    assert all(c.startswith("KERAS_BACKEND=jax ") for c in calls[:table])
+    # Every run trains into the in-flight folder; a run that exits 0 keeps its records.
+    assert all(f"--out {tmp_path / 'runs'}/" in c and "--verbose 2" in c for c in calls)
+    assert len(outs) == n  # the stand-in "finished" every run: the second pass skips them all
+    kept = json.loads((tmp_path / "results" / "rgtable.plainnet2.e20" / "status.json").read_text())
+    assert kept["status"] == "finished"
+    assert "queue done" in (tmp_path / "results" / "queue.log").read_text()
+
+
+def test_the_highway_queue_runs_in_order_and_waits_for_the_lr_search(tmp_path):
+    calls = _queue(tmp_path, HIGHWAY, body="exit 3", RETRY_WAITS="0 0")  # nothing finishes
+    outs = _outs(calls)
+    search = len(PAIRS)
+    # Three tries per run and pass (RETRY_WAITS 0 0), two passes.
+    per_pass = 3 * (search + 17)
+    assert len(outs) == 2 * per_pass and outs[per_pass:] == outs[:per_pass]
+    once = outs[:per_pass:3]
+    assert once[:search] == [_search(act, lr) for act, lr in PAIRS]
+    assert all("--validation-split 0.1" in c and "--epochs 10" in c and
+               "--model-arg kernel_initializer=he_normal" in c for c in calls[:3 * search])
+    # The search runs did not finish, so the full highway run waits.
+    assert "highwayfc50.fashion_mnist" not in outs
+    # Fig. 1: 4 depths x 2 lrs x (highway, plain), the plain nets 71 units without BN.
+    fig1 = once[search:search + 16]
+    assert [o.split(".")[1] for o in fig1[:4]] == ["highwayfc10", "plainnet10", "highwayfc10", "plainnet10"]
+    assert fig1[15] == "hwfig1.plainnet100.lr0.03.e10"
+    fig1_calls = calls[3 * search:3 * (search + 16)]
+    assert all("--recipe highway_mnist_fc" in c and "--model-arg activation=tanh" in c for c in fig1_calls)
+    assert all("--model-arg units=71" in c and "--model-arg batch_norm=False" in c
+               for c in fig1_calls if "--model plainnet" in c)
+    # Then the 100-layer highway net once more, with b_T = -4.
+    assert once[search + 16] == "hwfig1b.highwayfc100.bT-4.lr0.01.e10"
+    assert all(c.startswith("KERAS_BACKEND=jax ") and "--dataset fashion_mnist" in c for c in calls)
+    assert not (tmp_path / "results" / _search("relu", "0.001")).exists()  # nothing kept
+
+
+def test_recorded_runs_are_skipped_and_the_best_pair_is_used(tmp_path):
+    results = tmp_path / "results"
+    accuracies = (0.80, 0.81, 0.84, None, 0.2, 0.86, 0.86, 0.5)  # None: went NaN
+    for (act, lr), acc in zip(PAIRS, accuracies):
+        _record(results / _search(act, lr), "diverged" if acc is None else "finished", val_accuracy=acc)
+    calls = _queue(tmp_path, HIGHWAY)
+    assert not any(".val10" in c for c in calls)
+    full = [c for c in calls if "highwayfc50.fashion_mnist" in c]
+    # tanh ties at 0.003 and 0.01: the smaller lr wins. The stand-in finishes it (no
+    # metrics: not failed), so it runs once.
+    assert len(full) == 1 and "--lr 0.003" in full[0] and "--epochs 100" in full[0]
+    assert "--model-arg activation=tanh" in full[0]
+    pick = json.loads((results / "highwayfc50.search.json").read_text())
+    assert pick["best"] == {"activation": "tanh", "lr": 0.003} and pick["runs"]["relu 0.03"] is None
+
+
+def test_a_failed_run_is_retried_and_a_nan_run_kept_as_diverged(tmp_path):
+    """A run that fails without a NaN (e.g. the library does not import) is tried again;
+    one whose loss went NaN is kept as diverged and not retried."""
+    body = ('case "$*" in *relu.lr0.1.val10*) '
+            'echo "[train] stopped: the loss became NaN/inf"; exit 1;; esac; exit 1')
+    calls = _queue(tmp_path, HIGHWAY, body=body, RETRY_WAITS="0 0", LR_SEARCH="0.01 0.1",
+                   HIGHWAY_ACTIVATIONS="relu", FIG1_LRS="0.01")
+    # 3 tries per pass, 2 passes; the NaN run once.
+    assert sum("hwfig1.highwayfc10.lr0.01.e10" in c for c in calls) == 6
+    assert sum("highwayfc50.he.relu.lr0.1.val10" in c for c in calls) == 1
+    kept = tmp_path / "results" / "highwayfc50.he.relu.lr0.1.val10"
+    assert json.loads((kept / "status.json").read_text())["status"] == "diverged"
+    assert "loss became NaN" in (kept / "train.log").read_text()
+    assert "give up on hwfig1.highwayfc10.lr0.01.e10" in (tmp_path / "results" / "queue.log").read_text()
+
+
+def test_a_full_highway_run_at_chance_is_set_aside_and_the_next_pair_trained(tmp_path):
+    results = tmp_path / "results"
+    for (act, lr), acc in zip(PAIRS, (0.80, 0.81, 0.86, 0.2, 0.1, 0.85, 0.3, 0.1)):
+        _record(results / _search(act, lr), val_accuracy=acc)
+    # The stand-in "trains" the full run: at chance with lr 0.01, fine otherwise.
+    body = ('case "$*" in *highwayfc50.fashion_mnist*)\n'
+            '  out=$(echo "$*" | sed "s/.*--out \\([^ ]*\\).*/\\1/"); mkdir -p "$out"\n'
+            '  case "$*" in *"--lr 0.01"*) acc=0.1;; *) acc=0.9;; esac\n'
+            '  echo "{\\"test_accuracy\\": $acc}" > "$out/metrics.json";;\n'
+            'esac; exit 0')
+    calls = _queue(tmp_path, HIGHWAY, body=body)
+    full = [c for c in calls if "highwayfc50.fashion_mnist" in c]
+    assert ["--lr 0.01" in c for c in full] == [True, False]
+    assert "--lr 0.003" in full[1] and "activation=tanh" in full[1]
+    collapsed = results / "highwayfc50.relu.lr0.01.full.collapsed"
+    assert json.loads((collapsed / "status.json").read_text())["status"] == "collapsed"
+    assert json.loads((collapsed / "metrics.json").read_text())["test_accuracy"] == 0.1
+    assert (tmp_path / "runs" / "highwayfc50.relu.lr0.01.full.collapsed").is_dir()
+    assert json.loads((results / "highwayfc50.fashion_mnist" / "metrics.json").read_text())["test_accuracy"] == 0.9
+    assert json.loads((results / "highwayfc50.search.json").read_text())["failed_full_runs"] == ["relu 0.01"]
+
+
+def test_a_held_full_highway_run_is_skipped(tmp_path):
+    results = tmp_path / "results"
+    for act, lr in PAIRS:
+        _record(results / _search(act, lr), val_accuracy=0.8)
+    _record(results / "highwayfc50.fashion_mnist", "held")
+    calls = _queue(tmp_path, HIGHWAY)
+    assert not any("highwayfc50.fashion_mnist" in c for c in calls)
+    assert any("hwfig1.highwayfc10.lr0.01.e10" in c for c in calls)
+    assert "held" in (results / "queue.log").read_text()
