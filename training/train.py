@@ -25,7 +25,6 @@ is resumed only with the same values.
 from __future__ import annotations
 
 import argparse
-import math
 from collections.abc import Sequence
 from pathlib import Path
 
