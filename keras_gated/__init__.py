@@ -3,34 +3,35 @@
 Highway networks (Srivastava et al. 2015; Greff et al. 2017), Residual Gates (Savarese &
 Figueiredo 2017) and pre-activation ResNets (He et al. 2016), as keras.applications-style
 constructors, with a timm-style registry.
+
+Importing the package is light: it imports no backend. Each public name
+(``keras_gated.GResNet20``, ``keras_gated.create_model``, ...; see ``_api.PUBLIC``) is
+imported on first use. Whenever Keras is imported, before or after this package, the
+package's layers and models are registered with Keras, so that ``keras.saving.load_model``
+reads saved keras-gated models.
 """
 
-import os
-import sys
+from __future__ import annotations
 
+from keras_gated import _api, _keras_hook
 from keras_gated.tensorflow_cpu import enable_onednn_by_default
 from keras_gated.version import __version__  # noqa: F401
 
 # Before anything imports TensorFlow: it reads the setting once, when imported.
 enable_onednn_by_default()
 
-
-def _running_as_command() -> bool:
-    """True in the ``keras-gated`` command: it imports only what a subcommand needs, so
-    that ``keras-gated list`` answers without starting a deep-learning backend."""
-    return os.path.basename(sys.argv[0] if sys.argv else "") == "keras-gated"
+__all__ = _api.public_names()
 
 
-if _running_as_command():
+def __getattr__(name: str) -> object:
+    """``keras_gated.<public name>``, imported from its module on first use (PEP 562)."""
+    value = _api.resolve(name)
+    globals()[name] = value
+    return value
 
-    def __getattr__(name: str):
-        import importlib
 
-        api = importlib.import_module("keras_gated._api")
-        if name in api.__all__:
-            return getattr(api, name)
-        raise AttributeError(f"module 'keras_gated' has no attribute {name!r}")
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_api.public_names()})
 
-else:  # importing the package registers its layers with Keras (for keras.saving)
-    from keras_gated._api import *  # noqa: F403
-    from keras_gated._api import __all__  # noqa: F401
+
+_keras_hook.install(_api.import_all)

@@ -1,28 +1,78 @@
-"""The public API of ``keras_gated`` (re-exported by the package)."""
+"""The public names of ``keras_gated`` and the module each one lives in.
 
-from keras_gated import layers, models
-from keras_gated.gates import gate_values, gated_blocks, remove_block, set_gate
-from keras_gated.gating import gate
-from keras_gated.models import *  # noqa: F403  (every family constructor)
-from keras_gated.preprocessing import decode_predictions, preprocess_input
-from keras_gated.pretrained import PretrainedCfg, get_pretrained_cfg, list_pretrained
-from keras_gated.registry import create_model, get_model_entry, is_model, list_models
+``import keras_gated`` imports nothing heavy: an attribute (``keras_gated.GResNet20``)
+imports the module that defines it on first use, through the package's module
+``__getattr__`` (PEP 562). This table is the one list of what the package exports.
+"""
 
-__all__ = [
-    *models.__all__,
-    "gate",
-    "PretrainedCfg",
-    "create_model",
-    "decode_predictions",
-    "gate_values",
-    "gated_blocks",
-    "get_model_entry",
-    "get_pretrained_cfg",
-    "is_model",
-    "layers",
-    "list_models",
-    "list_pretrained",
-    "preprocess_input",
-    "remove_block",
-    "set_gate",
-]
+from __future__ import annotations
+
+import importlib
+import sys
+from types import ModuleType
+
+MODELS = "keras_gated.models"
+
+# Public name -> the module that defines it. Family constructors live in MODELS; a
+# family added later is found there too (see ``resolve``).
+PUBLIC: dict[str, str] = {
+    **dict.fromkeys((
+        "GPlainNet", "GResNet", "GResNet20", "GResNet32", "GResNet44", "GResNet56",
+        "GResNet110", "GResNet164", "GResNet1001", "GResNet50", "GResNetFC", "GWideResNet",
+        "HighwayFC", "HighwayNet", "HighwayNet50", "PlainNet", "PreActResNet",
+        "PreActResNet20", "PreActResNet32", "PreActResNet44", "PreActResNet56",
+        "PreActResNet110", "PreActResNet164", "PreActResNet1001", "ResNet50", "ResNetFC",
+        "WideResNet",
+    ), MODELS),
+    "gate": "keras_gated.gating",
+    "gate_values": "keras_gated.gating",
+    "gated_blocks": "keras_gated.gating",
+    "remove_block": "keras_gated.gating",
+    "set_gate": "keras_gated.gating",
+    "decode_predictions": "keras_gated.preprocessing",
+    "preprocess_input": "keras_gated.preprocessing",
+    "PretrainedCfg": "keras_gated.pretrained",
+    "get_pretrained_cfg": "keras_gated.pretrained",
+    "list_pretrained": "keras_gated.pretrained",
+    "create_model": "keras_gated.registry",
+    "get_model_entry": "keras_gated.registry",
+    "is_model": "keras_gated.registry",
+    "list_models": "keras_gated.registry",
+}
+
+# Subpackages reachable as attributes (``keras_gated.layers``), imported on first use.
+SUBMODULES = ("layers", "models")
+
+
+def public_names() -> list[str]:
+    """Every public name, sorted: the table, the subpackages, and any family constructor
+    ``keras_gated.models`` exports beyond the table (once it is imported)."""
+    names = set(PUBLIC) | set(SUBMODULES)
+    models = sys.modules.get(MODELS)
+    names |= set(getattr(models, "__all__", ()))
+    return sorted(names)
+
+
+def resolve(name: str) -> object:
+    """The object ``keras_gated.<name>`` stands for, importing its module.
+
+    Raises:
+        AttributeError: ``name`` is not public.
+    """
+    if name in SUBMODULES:
+        return importlib.import_module(f"keras_gated.{name}")
+    if name in PUBLIC:
+        return getattr(importlib.import_module(PUBLIC[name]), name)
+    if not name.startswith("_"):  # a family constructor added after this table was written
+        models: ModuleType = importlib.import_module(MODELS)
+        if name in getattr(models, "__all__", ()):
+            return getattr(models, name)
+    raise AttributeError(f"module 'keras_gated' has no attribute {name!r}")
+
+
+def import_all() -> None:
+    """Import every module of the table: defines every public name and registers every
+    layer and model class with Keras's serialization."""
+    for module in sorted({*PUBLIC.values(), *(f"keras_gated.{s}" for s in SUBMODULES),
+                          "keras_gated.export"}):
+        importlib.import_module(module)

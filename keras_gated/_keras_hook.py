@@ -1,0 +1,101 @@
+"""Register keras-gated's layers and models with Keras whenever Keras is imported.
+
+``import keras_gated`` imports no backend, yet ``keras.saving.load_model`` of a saved
+keras-gated model needs the package's classes registered before Keras deserializes it.
+``install`` therefore registers them at once if Keras is already imported, and otherwise
+puts a finder on ``sys.meta_path`` that runs the registration right after Keras finishes
+importing, whichever module imports it.
+
+When Keras is imported from inside a keras-gated module (``import keras_gated.layers``
+first), registering at that moment would import modules that are themselves half
+imported. The finder also follows the package's own module imports and registers only
+once none of them is running, i.e. when the outermost one has finished.
+"""
+
+from __future__ import annotations
+
+import importlib.abc
+import importlib.machinery
+import sys
+import threading
+from collections.abc import Callable, Sequence
+from types import ModuleType
+
+PACKAGE = "keras_gated"
+WATCHED = "keras"
+
+
+class _AfterExec(importlib.abc.Loader):
+    """Wraps a module's loader: runs ``after`` once the module has executed, and puts the
+    original loader back on the module."""
+
+    def __init__(self, loader: importlib.abc.Loader, hook: "RegistrationHook") -> None:
+        self.loader = loader
+        self.hook = hook
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType | None:
+        return self.loader.create_module(spec)
+
+    def exec_module(self, module: ModuleType) -> None:
+        self.hook.running += 1
+        try:
+            module.__loader__ = self.loader
+            if module.__spec__ is not None:
+                module.__spec__.loader = self.loader
+            self.loader.exec_module(module)
+        finally:
+            self.hook.running -= 1
+        self.hook.maybe_register()
+
+
+class RegistrationHook(importlib.abc.MetaPathFinder):
+    """A ``sys.meta_path`` finder that calls ``register`` once Keras is imported and no
+    keras-gated module is half imported; it removes itself when it has."""
+
+    def __init__(self, register: Callable[[], None]) -> None:
+        self.register = register
+        self.running = 0  # modules being executed through this finder
+        self.done = False
+        self._lock = threading.RLock()
+
+    def find_spec(self, fullname: str, path: Sequence[str] | None = None,
+                  target: ModuleType | None = None) -> importlib.machinery.ModuleSpec | None:
+        if self.done or not (fullname == WATCHED or fullname.startswith(PACKAGE + ".")):
+            return None
+        for finder in sys.meta_path:
+            if finder is self or not hasattr(finder, "find_spec"):
+                continue
+            spec = finder.find_spec(fullname, path, target)
+            if spec is not None:
+                if spec.loader is not None and hasattr(spec.loader, "exec_module"):
+                    spec.loader = _AfterExec(spec.loader, self)
+                return spec
+        return None
+
+    def maybe_register(self) -> None:
+        """Register if Keras is imported and nothing of keras-gated is half imported."""
+        with self._lock:
+            if self.done or self.running or WATCHED not in sys.modules:
+                return
+            self.done = True
+            uninstall(self)
+        self.register()
+
+
+def uninstall(hook: RegistrationHook) -> None:
+    """Take ``hook`` off ``sys.meta_path`` (no error if it is not there)."""
+    try:
+        sys.meta_path.remove(hook)
+    except ValueError:
+        pass
+
+
+def install(register: Callable[[], None]) -> RegistrationHook | None:
+    """Run ``register`` now if Keras is imported, else right after it is; returns the
+    finder that waits for Keras, or None when ``register`` already ran."""
+    if WATCHED in sys.modules:
+        register()
+        return None
+    hook = RegistrationHook(register)
+    sys.meta_path.insert(0, hook)
+    return hook

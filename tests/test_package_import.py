@@ -1,0 +1,84 @@
+"""``import keras_gated`` is light (PEP 562 lazy names) and still registers the package's
+classes with Keras, whichever of keras_gated and keras is imported first."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import keras
+import pytest
+
+import keras_gated as kg
+from keras_gated import _api
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def run_python(code: str) -> str:
+    """Run ``code`` in a fresh interpreter on this checkout; its stdout."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])}
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            timeout=300, env=env, cwd=ROOT)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return result.stdout
+
+
+def test_import_alone_imports_no_backend():
+    out = run_python(
+        "import sys, keras_gated\n"
+        "print(sorted(m for m in ('keras', 'tensorflow', 'jax', 'torch') if m in sys.modules))\n"
+        "print(sorted(n for n in sys.modules if n.startswith('keras_gated.')))"
+    )
+    loaded, submodules = out.splitlines()
+    assert loaded == "[]"
+    assert "keras_gated.models" not in submodules and "keras_gated.layers" not in submodules
+
+
+def test_every_public_name_resolves_and_is_listed():
+    names = dir(kg)
+    for name in [*_api.PUBLIC, *_api.SUBMODULES]:
+        assert name in names and getattr(kg, name) is not None
+    assert set(kg.models.__all__) <= set(names) and "GResNet20" in kg.__all__
+    with pytest.raises(AttributeError, match="no attribute 'nothing_here'"):
+        kg.nothing_here  # noqa: B018
+
+
+@pytest.fixture(scope="module")
+def saved_gresnet(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("saved") / "gresnet20.keras"
+    kg.GResNet20(input_shape=(16, 16, 3), classes=3).save(path)
+    return path
+
+
+@pytest.mark.parametrize("order", ["keras_gated, keras", "keras, keras_gated"])
+def test_load_model_works_in_a_fresh_process_in_either_import_order(saved_gresnet, order):
+    if keras.backend.backend() == "torch":
+        pytest.skip("one backend is enough: the registration does not depend on it")
+    out = run_python(
+        f"import {order}\n"
+        f"model = keras.saving.load_model({str(saved_gresnet)!r})\n"
+        "print(type(model).__name__, model.get_layer('stage1_unit1').__class__.__name__)\n"
+        "print(callable(getattr(model, 'forward_features', None)))"
+    )
+    assert out.splitlines()[-2:] == ["GatedModel PreActUnit", "True"]
+
+
+def test_keras_imported_from_inside_the_package_registers_after_it():
+    """``import keras_gated.layers`` imports Keras half way through the package's own
+    imports: the registration waits for them, then loads a model as above."""
+    out = run_python(
+        "import sys\n"
+        "from keras_gated.layers import ResidualGate\n"
+        "print('keras_gated.models' in sys.modules, 'keras_gated.gating' in sys.modules)\n"
+        "print(sys.meta_path[0].__class__.__name__)"
+    )
+    assert out.splitlines()[-2] == "True True" and out.splitlines()[-1] != "RegistrationHook"
+
+
+def test_no_command_line_check_left_in_the_package():
+    source = (ROOT / "keras_gated" / "__init__.py").read_text()
+    assert "sys.argv" not in source and "def __getattr__" in source
