@@ -16,7 +16,7 @@ from pathlib import Path
 import keras
 
 from keras_gated.analysis.gate_log import GateLogger
-from keras_gated.gates import gate_variables
+from keras_gated.gating import gate_variables
 from training.callbacks import (
     AtomicModelCheckpoint,
     EpochBackup,

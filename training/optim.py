@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import keras
 
-from keras_gated.gates import gate_variables
+from keras_gated.gating import gate_variables
 from keras_gated.recipes import Recipe
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import keras
 
-from keras_gated.gates import _residual_gate, gated_blocks
+from keras_gated.gating import _residual_gate, gated_blocks
 
 
 def gate_readings(model: keras.Model) -> list[tuple[str, float, float]]:

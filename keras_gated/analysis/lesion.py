@@ -24,7 +24,7 @@ import numpy as np
 
 from keras_gated.analysis.prune import _inputs_of
 from keras_gated.analysis.removal import _gated, _Removed, accuracy, removable_blocks
-from keras_gated.gates import _residual_gate, gated_blocks
+from keras_gated.gating import _residual_gate, gated_blocks
 
 STAGE_PATTERN = re.compile(r"^(?P<stage>.+?)_(unit|block|highway)\d+$")
 CLOSED_BIAS = -1e4  # sigmoid(-1e4) is exactly 0 in float32

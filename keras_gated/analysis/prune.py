@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 import keras
 
 from keras_gated.analysis.removal import _gated, _is_identity_block, removable_blocks
-from keras_gated.gates import gated_blocks
+from keras_gated.gating import gated_blocks
 from keras_gated.layers.residual_gate import ResidualGate
 
 

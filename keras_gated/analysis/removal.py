@@ -15,7 +15,7 @@ from collections.abc import Sequence
 import keras
 import numpy as np
 
-from keras_gated.gates import _residual_gate, gate_values, gated_blocks, set_gate
+from keras_gated.gating import _residual_gate, gate_values, gated_blocks, set_gate
 from keras_gated.gating import GATEABLE_BLOCKS, RESIDUAL_MERGE, gate
 
 ORDERS = ("gate", "random", "position")

@@ -28,7 +28,7 @@ from keras_gated.analysis.removal import (
     removal_order,
     single_removal_accuracies,
 )
-from keras_gated.gates import gate_values
+from keras_gated.gating import gate_values
 from keras_gated.layers.highway import Highway
 
 
