@@ -3,7 +3,7 @@
 keras-hub is optional: this module imports it and fails with one sentence without it.
 
     >>> import keras_hub
-    >>> from keras_gated.kerashub import GatedBackbone
+    >>> from keras_gated.keras_hub import GatedBackbone
     >>> backbone = GatedBackbone("gresnet20", weights="cifar10")
     >>> classifier = keras_hub.models.ImageClassifier(backbone=backbone, num_classes=5)
     >>> backbone.pyramid_outputs            # {"P0": ..., "P1": ..., "P2": ...}
@@ -14,7 +14,7 @@ A ``GatedBackbone`` is the registry model built with ``include_top=False`` (raw 
 pixels in, the last feature map out; the normalisation stays inside, as the layer
 ``preprocessing``). Its config names the registry model and its arguments, so a preset
 folder (``config.json`` naming ``keras_gated>GatedBackbone``, ``metadata.json``,
-``model.weights.h5``) rebuilds it; ``keras_gated.kerashub`` must be imported before
+``model.weights.h5``) rebuilds it; ``keras_gated.keras_hub`` must be imported before
 ``Backbone.from_preset`` so that Keras knows the class.
 """
 
@@ -31,7 +31,7 @@ try:
     import keras_hub
 except ImportError as error:  # pragma: no cover - depends on the environment
     raise ImportError(
-        "keras_gated.kerashub needs keras-hub (pip install keras-hub); the rest of "
+        "keras_gated.keras_hub needs keras-hub (pip install keras-hub); the rest of "
         "keras_gated works without it."
     ) from error
 
@@ -183,17 +183,17 @@ def save_classifier_preset(weight_id: str, preset_dir: str | os.PathLike) -> Any
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m keras_gated.kerashub WEIGHT_ID OUT_DIR``: write the keras-hub preset."""
+    """``python -m keras_gated.keras_hub WEIGHT_ID OUT_DIR``: write the keras-hub preset."""
     import argparse
 
-    parser = argparse.ArgumentParser(prog="python -m keras_gated.kerashub",
+    parser = argparse.ArgumentParser(prog="python -m keras_gated.keras_hub",
                                      description="Write released weights as a keras-hub preset.")
     parser.add_argument("weight_id", help="released weights, e.g. gresnet20.cifar10")
     parser.add_argument("out", help="the preset folder to write")
     args = parser.parse_args(argv)
     save_classifier_preset(args.weight_id, args.out)
     print(f"wrote {args.out}: keras_hub.models.ImageClassifier.from_preset({args.out!r}) "
-          "after `import keras_gated.kerashub`")
+          "after `import keras_gated.keras_hub`")
     return 0
 
 

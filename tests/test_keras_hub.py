@@ -10,7 +10,7 @@ import pytest
 
 keras_hub = pytest.importorskip("keras_hub", reason="keras-hub is optional and not installed")
 
-from keras_gated.kerashub import GatedBackbone, save_preset  # noqa: E402
+from keras_gated.keras_hub import GatedBackbone, save_preset  # noqa: E402
 from tests.helpers import images, to_numpy  # noqa: E402
 
 
@@ -48,7 +48,7 @@ def test_a_zoo_folder_loads_with_keras_hubs_from_preset():
     import warnings
 
     import keras_gated as kg
-    from keras_gated.kerashub import GatedImageClassifier
+    from keras_gated.keras_hub import GatedImageClassifier
 
     preset = str(ZOO / "gresnet20.cifar10" / "keras_hub")
     classifier = keras_hub.models.ImageClassifier.from_preset(preset)
@@ -64,8 +64,27 @@ def test_a_zoo_folder_loads_with_keras_hubs_from_preset():
 
 
 def test_a_fully_connected_weight_id_has_no_keras_hub_preset(tmp_path):
-    from keras_gated.kerashub import save_classifier_preset
+    from keras_gated.keras_hub import save_classifier_preset
 
     with pytest.raises(ValueError, match="convolutional"):
         save_classifier_preset("gresnetfc10.fashion_mnist", tmp_path / "preset")
     assert not (tmp_path / "preset").exists()
+
+
+def test_the_old_module_name_warns_and_gives_the_same_classes():
+    import importlib
+    import sys
+
+    sys.modules.pop("keras_gated.kerashub", None)
+    with pytest.warns(DeprecationWarning, match="keras_gated.keras_hub"):
+        old = importlib.import_module("keras_gated.kerashub")
+    assert old.GatedBackbone is GatedBackbone and old.save_preset is save_preset
+
+
+def test_the_integration_module_does_not_shadow_the_keras_hub_package():
+    import sys
+
+    import keras_gated.keras_hub as integration
+
+    assert sys.modules["keras_hub"] is keras_hub and keras_hub is not integration
+    assert "keras_gated" not in keras_hub.__file__ and hasattr(keras_hub.models, "Backbone")

@@ -243,7 +243,7 @@ def write_keras_hub_preset(weight_id: str, folder: Path) -> Path | None:
     if not kerashub_installed():
         print("keras-hub is not installed: no keras_hub/ preset written (pip install keras-hub)")
         return None
-    from keras_gated.kerashub import save_classifier_preset
+    from keras_gated.keras_hub import save_classifier_preset
 
     preset = folder / "keras_hub"
     try:
