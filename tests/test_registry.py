@@ -18,12 +18,13 @@ from keras_gated.registry import (
 from tests.helpers import trainable_count
 
 README = Path(__file__).resolve().parents[1] / "README.md"
+DOCS = sorted((README.parent / "docs").glob("*.md"))
 
 
 def documented_names() -> set[str]:
-    """The model names the README uses: ``create_model("...")``, ``--model ...`` and the
-    architecture of every weight id in backticks."""
-    text = README.read_text()
+    """The model names the README and the docs/ pages use: ``create_model("...")``,
+    ``--model ...`` and the architecture of every weight id in backticks."""
+    text = "\n".join(page.read_text() for page in [README, *DOCS])
     names = set(re.findall(r'create_model\("([a-z0-9_]+)', text))
     names |= set(re.findall(r"--model ([a-z0-9_]+)", text))
     names |= set(re.findall(r"`([a-z0-9_]+)\.(?:cifar10|cifar100|fashion_mnist|mnist)`", text))

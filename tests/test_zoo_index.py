@@ -1,4 +1,5 @@
-"""The README's zoo tables are generated from the registry and cannot drift from it."""
+"""The zoo tables (the full ones in docs/zoo.md, the short one in the README) are generated
+from the registry and cannot drift from it."""
 
 from __future__ import annotations
 
@@ -23,12 +24,26 @@ def _all_cfgs():
     return _cfgs() + [get_pretrained_cfg(w) for w in PLANNED]
 
 
-def test_readme_zoo_tables_match_the_registry():
+def test_zoo_page_and_readme_tables_match_the_registry():
+    from training.release import short_block
+
+    stale = ("zoo tables are stale: run `python -m training.release RUN --register` "
+             "or rewrite them with training.release.update_readme_tables().")
+    zoo_page = (ROOT / "docs" / "zoo.md").read_text()
+    assert zoo_index.readme_block(_all_cfgs()) in zoo_page, f"docs/zoo.md's {stale}"
     readme = (ROOT / "README.md").read_text()
-    assert zoo_index.readme_block(_all_cfgs()) in readme, (
-        "README.md's zoo tables are stale: run `python -m training.release RUN --register` "
-        "or rewrite them with training.release.update_readme_tables()."
-    )
+    assert short_block(_all_cfgs()) in readme, f"README.md's {stale}"
+    assert zoo_index.BEGIN not in readme  # the full tables live on the zoo page only
+
+
+def test_readme_short_table_lists_every_released_weight_with_its_accuracy():
+    from training.release import short_table
+
+    rows = short_table(_all_cfgs()).splitlines()
+    assert rows[0] == "| weight id | test accuracy | data |" and len(rows) == 2 + len(_cfgs())
+    for cfg in _cfgs():
+        row = next(line for line in rows if f"`{cfg.weight_id}`" in line)
+        assert zoo_index.accuracy_text(cfg.metrics) in row and cfg.dataset.split(",")[0] in row
 
 
 def test_released_table_has_every_weight_and_its_measured_accuracy():
@@ -65,6 +80,22 @@ def test_release_rewrites_the_readme_from_the_registry_file(tmp_path):
     readme.write_text(f"# x\n{zoo_index.BEGIN}\n{zoo_index.END}\n")
     update_readme_tables(readme, CFGS_DIR)
     assert zoo_index.readme_block(_all_cfgs()) in readme.read_text()
+
+
+def test_release_rewrites_the_zoo_page_beside_the_readme(tmp_path):
+    from training.release import CFGS_DIR, SHORT_BEGIN, SHORT_END, short_block
+    from training.release import update_readme_tables
+
+    readme, page = tmp_path / "README.md", tmp_path / "docs" / "zoo.md"
+    page.parent.mkdir()
+    readme.write_text(f"# x\n{SHORT_BEGIN}\nold\n{SHORT_END}\nend\n")
+    page.write_text(f"# zoo\n{zoo_index.BEGIN}\n{zoo_index.END}\n")
+    assert update_readme_tables(readme, CFGS_DIR) == [readme, page]
+    assert readme.read_text() == f"# x\n{short_block(_all_cfgs())}\nend\n"
+    assert zoo_index.readme_block(_all_cfgs()) in page.read_text()
+    readme.write_text("no markers")
+    with pytest.raises(ValueError, match="marker"):
+        update_readme_tables(readme, CFGS_DIR)
 
 
 def test_cli_lists_released_weights_with_accuracy_and_markdown(capsys):

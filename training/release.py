@@ -8,7 +8,8 @@ equals ``metrics.json``, writes ``zoo/<weight id>/`` with ``keras_gated.pretrain
 save_zoo_folder`` (Keras save files, model card, metrics.json, training log) and prints
 its ``PretrainedCfg`` as JSON (sha256 pinned, revision None until published).
 ``--register`` writes that entry into the data file of the model's family
-(``keras_gated/models/<family module>.json``) and rewrites the README's zoo tables.
+(``keras_gated/models/<family module>.json``) and rewrites the zoo tables: the full ones
+in ``docs/zoo.md``, the short released-weights table in the README.
 """
 
 from __future__ import annotations
@@ -25,6 +26,12 @@ from keras_gated.pretrained.config import split_weight_id
 ROOT = Path(__file__).resolve().parents[1]
 CFGS_DIR = ROOT / "keras_gated" / "models"  # the families' data files
 README = ROOT / "README.md"
+ZOO_PAGE = Path("docs") / "zoo.md"  # the zoo page, relative to the README's folder
+# The README's short table of released weights (weight id, accuracy, data) sits between
+# these markers; the full tables (listing.BEGIN ... listing.END) sit in docs/zoo.md.
+SHORT_BEGIN = ("<!-- released weights (written by `python -m training.release --register`; "
+               "do not edit) -->")
+SHORT_END = "<!-- released weights end -->"
 TWIN_HEADING = "Twin comparison"
 TOLERANCE = 0.001  # 0.1 percentage point
 CAVEAT_HEADING = "Caveat"
@@ -56,11 +63,55 @@ def registered_cfgs(folder: Path = CFGS_DIR) -> list:
     return [cfg for path in sorted(folder.glob("*.json")) for cfg in read_cfg_file(path)]
 
 
-def update_readme_tables(readme: Path = README, folder: Path = CFGS_DIR) -> None:
-    """Rewrite the README's zoo tables from the data files (keras_gated.pretrained.listing)."""
-    from keras_gated.pretrained.listing import replace_readme_block
+def short_table(cfgs) -> str:
+    """The README's table: one row per released weight, its test accuracy and its data."""
+    from keras_gated.pretrained.listing import CAVEAT_MARK, accuracy_text
 
-    readme.write_text(replace_readme_block(readme.read_text(), registered_cfgs(folder)))
+    rows = ["| weight id | test accuracy | data |", "| --- | --- | --- |"]
+    for cfg in sorted((c for c in cfgs if c.released), key=lambda c: (c.tag, c.weight_id)):
+        caveat = CAVEAT_MARK if cfg.caveat else ""
+        rows.append(f"| `{cfg.weight_id}` | {accuracy_text(cfg.metrics)}{caveat} | "
+                    f"{cfg.dataset.split(',')[0]} |")
+    return "\n".join(rows)
+
+
+def short_block(cfgs) -> str:
+    """``short_table`` between its markers, as the README holds it."""
+    return f"{SHORT_BEGIN}\n{short_table(cfgs)}\n{SHORT_END}"
+
+
+def rewrite_zoo_blocks(text: str, cfgs) -> str:
+    """``text`` with every zoo block it has rewritten from ``cfgs``: the full tables
+    (``listing.BEGIN`` ... ``listing.END``) and the short table (``SHORT_BEGIN`` ...
+    ``SHORT_END``). A text with neither is an error."""
+    from keras_gated.pretrained.listing import BEGIN, END, replace_readme_block
+
+    cfgs = list(cfgs)
+    if BEGIN not in text and SHORT_BEGIN not in text:
+        raise ValueError(f"No zoo block to write the tables into: add the marker lines "
+                         f"{BEGIN!r} ... {END!r} (full tables) or {SHORT_BEGIN!r} ... "
+                         f"{SHORT_END!r} (the README's short table).")
+    if BEGIN in text:
+        text = replace_readme_block(text, cfgs)
+    if SHORT_BEGIN in text:
+        if SHORT_END not in text:
+            raise ValueError(f"{SHORT_BEGIN!r} has no {SHORT_END!r} line after it.")
+        start = text.index(SHORT_BEGIN)
+        stop = text.index(SHORT_END, start) + len(SHORT_END)
+        text = text[:start] + short_block(cfgs) + text[stop:]
+    return text
+
+
+def update_readme_tables(readme: Path = README, folder: Path = CFGS_DIR) -> list[Path]:
+    """Rewrite the zoo tables from the data files: those of ``readme`` and, when it exists,
+    of the zoo page beside it (``docs/zoo.md``). Returns the files written."""
+    cfgs = registered_cfgs(folder)
+    written = []
+    for path in (readme, readme.parent / ZOO_PAGE):
+        if path == readme or path.is_file():
+            path.write_text(rewrite_zoo_blocks(path.read_text(), cfgs))
+            written.append(path)
+    return written
 
 
 def twin_setup(weight_id: str, metrics: dict) -> tuple:
@@ -200,8 +251,8 @@ def release(run: Path, notes: str = "", zoo: Path = ROOT / "zoo",
         print(f"registered {weight_id} in {register(cfg, register_in)}")
         write_keras_hub_preset(weight_id, folder)
         if readme is not None:
-            update_readme_tables(readme, register_in)
-            print(f"updated the zoo tables of {readme}")
+            written = update_readme_tables(readme, register_in)
+            print(f"updated the zoo tables of {', '.join(map(str, written))}")
         if twins:
             write_twin_notes([weight_id, *twins], zoo)
             print(f"wrote the twin comparison into the cards of {weight_id}, {', '.join(twins)}")
@@ -323,8 +374,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--notes", default="", help="markdown for the card's Notes section")
     parser.add_argument("--register", action="store_true",
                         help="write the config into its family's data file "
-                        f"({CFGS_DIR.relative_to(ROOT)}/<module>.json) and the zoo table of "
-                        f"{README.name}")
+                        f"({CFGS_DIR.relative_to(ROOT)}/<module>.json) and the zoo tables of "
+                        f"{README.name} and {ZOO_PAGE}")
     parser.add_argument("--twin", action="append", default=[], metavar="WEIGHT_ID",
                         help="a released twin (same recipe, budget, seed, data): both cards get "
                         "the comparison table (needs --register)")
