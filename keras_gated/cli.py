@@ -213,7 +213,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--planned", action="store_true",
                    help="list planned checkpoints (need a GPU host to train)")
     p.add_argument("--markdown", action="store_true",
-                   help="print the released and planned tables as markdown (as in the README)")
+                   help="print the released and planned tables as markdown (as in docs/zoo.md)")
     p.set_defaults(func=_cmd_list)
     p = sub.add_parser("info", help="show a model or weight id")
     p.add_argument("name", help="model name or weight id (gresnet20, gresnet20.cifar10)")

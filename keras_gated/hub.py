@@ -1,7 +1,8 @@
-"""Deprecated: the Hub and zoo-folder functions moved to ``keras_gated.pretrained``.
+"""Deprecated: the one Hub module is ``keras_gated.pretrained.hub`` (``publish``, ``pull``),
+and the zoo-folder functions are in ``keras_gated.pretrained.zoo_folder``.
 
-``keras_gated.hub.save_zoo_folder`` and the rest keep working for now, with a
-``DeprecationWarning`` naming the new place.
+``keras_gated.hub.save_zoo_folder`` and the rest keep working, with one
+``DeprecationWarning`` per name naming the new place.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ _MOVED = {
 }
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> object:
     if name not in _MOVED:
         raise AttributeError(f"module 'keras_gated.hub' has no attribute {name!r}")
     module = _MOVED[name]
@@ -32,4 +33,10 @@ def __getattr__(name: str):
         DeprecationWarning,
         stacklevel=2,
     )
-    return getattr(importlib.import_module(module), name)
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # later look-ups find it directly: the warning comes once
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(_MOVED)

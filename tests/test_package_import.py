@@ -82,3 +82,21 @@ def test_keras_imported_from_inside_the_package_registers_after_it():
 def test_no_command_line_check_left_in_the_package():
     source = (ROOT / "keras_gated" / "__init__.py").read_text()
     assert "sys.argv" not in source and "def __getattr__" in source
+
+
+def test_the_old_hub_module_warns_once_and_gives_the_pretrained_hub_functions():
+    import importlib
+    import warnings
+
+    from keras_gated.pretrained import hub, zoo_folder
+
+    sys.modules.pop("keras_gated.hub", None)
+    old = importlib.import_module("keras_gated.hub")
+    with pytest.warns(DeprecationWarning, match="keras_gated.pretrained.hub.publish"):
+        assert old.publish is hub.publish
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert old.publish is hub.publish  # the second look-up is silent
+    with pytest.warns(DeprecationWarning, match="zoo_folder.save_zoo_folder"):
+        assert old.save_zoo_folder is zoo_folder.save_zoo_folder
+    assert "pull" in dir(old)
