@@ -33,6 +33,11 @@ class _AfterExec(importlib.abc.Loader):
         self.loader = loader
         self.hook = hook
 
+    def __getattr__(self, name: str) -> object:
+        # Everything else (get_code for ``python -m``, resource readers, ...) is the
+        # original loader's.
+        return getattr(self.loader, name)
+
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType | None:
         return self.loader.create_module(spec)
 

@@ -100,3 +100,13 @@ def test_the_old_hub_module_warns_once_and_gives_the_pretrained_hub_functions():
     with pytest.warns(DeprecationWarning, match="zoo_folder.save_zoo_folder"):
         assert old.save_zoo_folder is zoo_folder.save_zoo_folder
     assert "pull" in dir(old)
+
+
+def test_a_module_of_the_package_runs_with_python_m():
+    """``python -m keras_gated.<module>`` asks the loader for the module's code: the
+    registration finder hands that over from the original loader."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    result = subprocess.run([sys.executable, "-m", "keras_gated.cli", "list", "gresnet2*"],
+                            capture_output=True, text=True, timeout=300, env=env, cwd=ROOT)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "gresnet20" in result.stdout
