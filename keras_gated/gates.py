@@ -9,9 +9,6 @@ from __future__ import annotations
 import warnings
 
 from keras_gated.gating import (  # noqa: F401  (re-exported)
-    _block,
-    _residual_gate,
-    _walk,
     gate_values,
     gate_variables,
     gated_blocks,

@@ -320,7 +320,7 @@ def test_new_flags_reach_the_model_the_data_and_the_run_records(folder, tmp_path
     assert metrics["split"] == "test" and metrics["num_examples"] == 40  # test_accuracy: test
     assert "lr 0.001 constant" in metrics["recipe"]
     # The model was built with k_init: 13 Nadam steps of lr 0.001 move k by 0.013 at most.
-    from keras_gated.gates import gate_variables
+    from keras_gated.gating import gate_variables
 
     ks = [float(keras.ops.convert_to_numpy(v)) for v in
           gate_variables(keras.saving.load_model(out / "last.keras", compile=False))]
