@@ -47,7 +47,10 @@ analyze_pair() {
     return 0
   fi
   note "start analyze fig5.d100.e$FIG5_EPOCHS.s$seed"
-  if KERAS_BACKEND=jax nice -n 19 keras-gated analyze gresnetfc100 --weights "$gated" \
+  # keras-gated analyze, through $PYTHON (the queue's interpreter, as for the trainings)
+  if KERAS_BACKEND=jax nice -n 19 "$PYTHON" -c \
+      'import sys; from keras_gated.cli import main; sys.exit(main())' \
+      analyze gresnetfc100 --weights "$gated" \
       --dataset fashion_mnist --twin resnetfc100 --twin-weights "$ungated" --no-prune \
       --out "$out" >> "$LOG_DIR/analyze.fig5.d100.e$FIG5_EPOCHS.s$seed.log" 2>&1; then
     mkdir -p "$dest"
