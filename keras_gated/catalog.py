@@ -94,7 +94,7 @@ def fill_registry_from_catalog(path: str | os.PathLike = CATALOG_FILE) -> int:
     """Register every catalogued model (constructors imported on first call) and its
     released-weight configs, without importing Keras. Models already registered are
     kept. Returns how many were added."""
-    from keras_gated.pretrained.registry import register_cfg_file
+    from keras_gated.registry.weights import register_cfg_file
     from keras_gated.registry import ModelEntry, add_entry, is_model
 
     catalog = read_catalog(path)

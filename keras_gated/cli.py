@@ -97,7 +97,7 @@ def _cmd_publish(args: argparse.Namespace) -> int:
     import json
 
     from keras_gated.pretrained.hub import publish
-    from keras_gated.pretrained.registry import (
+    from keras_gated.registry.weights import (
         cfg_source_file,
         find_pretrained_cfg,
         write_cfg,

@@ -17,7 +17,7 @@ from keras_gated.pretrained import (
     list_pretrained,
     sha256_of,
 )
-from keras_gated.pretrained.registry import cfg_source_file, read_cfg_file, write_cfg
+from keras_gated.registry.weights import cfg_source_file, read_cfg_file, write_cfg
 from keras_gated.pretrained.zoo_folder import (
     check_zoo_folder,
     pretrained_cfg_from_folder,

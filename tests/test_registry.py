@@ -123,3 +123,34 @@ def test_unregister_model_and_name_rules():
     assert kg.is_model("tinyone")
     unregister_model("tinyone")
     assert not kg.is_model("tinyone")
+
+
+def test_one_registry_package_and_the_old_weights_path_warns_once():
+    import importlib
+    import subprocess
+    import sys
+
+    from keras_gated import registry
+    from keras_gated.registry import factory, models, weights
+
+    assert registry.create_model is factory.create_model
+    assert registry.get_model_entry is models.get_model_entry
+    assert registry.get_pretrained_cfg is weights.get_pretrained_cfg
+    code = (
+        "import warnings; warnings.simplefilter('always')\n"
+        "with warnings.catch_warnings(record=True) as caught:\n"
+        "    import keras_gated.pretrained.registry as old\n"
+        "    import keras_gated.pretrained.registry\n"
+        "from keras_gated.registry import weights\n"
+        "moved = [w for w in caught if issubclass(w.category, DeprecationWarning)\n"
+        "         and 'keras_gated.registry.weights' in str(w.message)]\n"
+        "assert len(moved) == 1, [str(w.message) for w in caught]\n"
+        "assert old.get_pretrained_cfg is weights.get_pretrained_cfg\n"
+        "assert old.write_cfg is weights.write_cfg\n"
+        "print('ok')\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            env={**__import__("os").environ, "KERAS_BACKEND": "jax"})
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.strip().endswith("ok")
+    assert importlib.import_module("keras_gated.registry") is registry

@@ -49,7 +49,7 @@ def cfg_file(weight_id: str, folder: Path = CFGS_DIR) -> Path:
 def register(cfg, folder: Path = CFGS_DIR) -> Path:
     """Write ``cfg`` into its family's data file in ``folder`` (replacing an entry of the
     same weight id); return the file."""
-    from keras_gated.pretrained.registry import write_cfg
+    from keras_gated.registry.weights import write_cfg
 
     path = cfg_file(cfg.weight_id, folder)
     write_cfg(cfg, path)
@@ -58,7 +58,7 @@ def register(cfg, folder: Path = CFGS_DIR) -> Path:
 
 def registered_cfgs(folder: Path = CFGS_DIR) -> list:
     """Every config (released and planned) of the data files in ``folder``, as on disk."""
-    from keras_gated.pretrained.registry import read_cfg_file
+    from keras_gated.registry.weights import read_cfg_file
 
     return [cfg for path in sorted(folder.glob("*.json")) for cfg in read_cfg_file(path)]
 

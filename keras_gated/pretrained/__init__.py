@@ -3,70 +3,63 @@
 One job per module:
 
 * ``config``: ``PretrainedCfg``, the data of one weight (released or planned);
-* ``registry``: every config, read from the families' JSON data files;
 * ``planned``: what asking for planned weights says (command, recipe, compute);
-* ``sources``: a ``weights=`` value resolved to a verified local file (Hugging Face
-  cache -> ``zoo/`` or the wheel's bundled copy -> Hub, sha256 checked);
-* ``load``: that file loaded into a model (strict, head adaptation, configuration check);
+* ``sources``: where a weight file comes from (Hugging Face cache -> ``zoo/`` or the
+  wheel's bundled copy -> Hub, sha256 checked);
+* ``resolve``: a ``weights=`` value resolved once into a ``ResolvedWeights`` record
+  (architecture arguments, verified file, saved config, class names);
+* ``load``: that record loaded into a model (strict, head adaptation, configuration check);
 * ``zoo_folder``: the folder and model card a release is published as;
 * ``hub``: publishing to and pulling from the Hub;
 * ``listing``: the markdown tables of the zoo.
+
+The configs themselves are kept by the weights registry, ``keras_gated.registry.weights``
+(its functions are importable from here too). Names are loaded on first use (PEP 562),
+so that reading configs (``keras-gated list``) starts no backend and the registry and
+this package can import each other's modules in any order.
 """
 
-from keras_gated.pretrained.config import (
-    HUB_ORG,
-    WEIGHTS_FILE,
-    PlannedWeightsError,
-    PretrainedCfg,
-    TrainingPlan,
-    split_weight_id,
-)
-from keras_gated.pretrained.registry import (
-    find_pretrained_cfg,
-    get_pretrained_cfg,
-    list_pretrained,
-    pretrained_cfgs_overlay,
-    register_cfg_file,
-    register_pretrained,
-    tags_for,
-    unregister_pretrained,
-)
-from keras_gated.pretrained.sources import (
-    ChecksumError,
-    WeightsNotFoundError,
-    sha256_of,
-    zoo_dir,
-)
+from __future__ import annotations
+
+import importlib
+
+_WHERE = {
+    "HUB_ORG": "keras_gated.pretrained.config",
+    "WEIGHTS_FILE": "keras_gated.pretrained.config",
+    "PlannedWeightsError": "keras_gated.pretrained.config",
+    "PretrainedCfg": "keras_gated.pretrained.config",
+    "TrainingPlan": "keras_gated.pretrained.config",
+    "split_weight_id": "keras_gated.pretrained.config",
+    "find_pretrained_cfg": "keras_gated.registry.weights",
+    "get_pretrained_cfg": "keras_gated.registry.weights",
+    "list_pretrained": "keras_gated.registry.weights",
+    "pretrained_cfgs_overlay": "keras_gated.registry.weights",
+    "register_cfg_file": "keras_gated.registry.weights",
+    "register_pretrained": "keras_gated.registry.weights",
+    "tags_for": "keras_gated.registry.weights",
+    "unregister_pretrained": "keras_gated.registry.weights",
+    "ChecksumError": "keras_gated.pretrained.sources",
+    "WeightsNotFoundError": "keras_gated.pretrained.sources",
+    "sha256_of": "keras_gated.pretrained.sources",
+    "zoo_dir": "keras_gated.pretrained.sources",
+    "ResolvedWeights": "keras_gated.pretrained.resolve",
+    "resolve_weights": "keras_gated.pretrained.resolve",
+    "save_zoo_folder": "keras_gated.pretrained.zoo_folder",  # imports Keras
+}
 
 
 def __getattr__(name: str):
-    """``save_zoo_folder`` imports Keras: loaded on first use, so that reading configs
-    (``keras-gated list``) does not start a backend."""
-    if name == "save_zoo_folder":
-        from keras_gated.pretrained.zoo_folder import save_zoo_folder
+    """The public names, each imported from its module on first use."""
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module 'keras_gated.pretrained' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
 
-        return save_zoo_folder
-    raise AttributeError(f"module 'keras_gated.pretrained' has no attribute {name!r}")
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_WHERE])
 
 
-__all__ = [
-    "HUB_ORG",
-    "WEIGHTS_FILE",
-    "ChecksumError",
-    "PlannedWeightsError",
-    "PretrainedCfg",
-    "TrainingPlan",
-    "WeightsNotFoundError",
-    "find_pretrained_cfg",
-    "get_pretrained_cfg",
-    "list_pretrained",
-    "pretrained_cfgs_overlay",
-    "register_cfg_file",
-    "register_pretrained",
-    "save_zoo_folder",
-    "sha256_of",
-    "split_weight_id",
-    "tags_for",
-    "unregister_pretrained",
-    "zoo_dir",
-]
+__all__ = sorted(_WHERE)

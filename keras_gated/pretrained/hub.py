@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 
 from keras_gated.pretrained.config import HUB_ORG
-from keras_gated.pretrained.registry import get_pretrained_cfg
+from keras_gated.registry.weights import get_pretrained_cfg
 from keras_gated.pretrained.sources import (
     HF_PREFIX,
     ChecksumError,

@@ -49,7 +49,7 @@ from keras_gated.pretrained.config import (
     PlannedWeightsError,
     PretrainedCfg,
 )
-from keras_gated.pretrained.registry import find_pretrained_cfg, tags_for
+from keras_gated.registry.weights import find_pretrained_cfg, tags_for
 
 ZOO_ENV = "KERAS_GATED_ZOO"
 HF_PREFIX = "hf://"

@@ -15,7 +15,7 @@ A *zoo folder* ``zoo/<weight id>/`` holds exactly the files that go to the Hub r
 
 ``python -m training.release RUN --register`` writes the folder with ``save_zoo_folder``,
 reads its config back with ``pretrained_cfg_from_folder`` and stores it in the family's
-data file (``keras_gated.pretrained.registry.write_cfg``); ``keras_gated.pretrained.hub.
+data file (``keras_gated.registry.weights.write_cfg``); ``keras_gated.pretrained.hub.
 publish`` uploads it.
 """
 

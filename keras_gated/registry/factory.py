@@ -1,4 +1,5 @@
-"""Model registry (timm style): every architecture under one lower-case name.
+"""Building and listing registered models by name (timm's ``create_model`` and
+``list_models``).
 
     >>> import keras_gated
     >>> keras_gated.list_models("gresnet[0-9]*")
@@ -15,163 +16,16 @@ tag of the data its weights were trained on (``gresnet20.cifar10``).
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import fnmatch
 import os
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from keras_gated.pretrained.config import split_weight_id
+from keras_gated.registry.models import get_model_entry, model_names
 
-if TYPE_CHECKING:  # Keras is imported by the families, not by the registry itself
+if TYPE_CHECKING:
     import keras
-
-
-@dataclass(frozen=True)
-class ModelEntry:
-    """A registered architecture: its constructor, the arguments that define it, and what
-    training needs to know about it."""
-
-    name: str
-    constructor: Callable[..., keras.Model]
-    kwargs: dict = field(default_factory=dict)
-    family: str = ""
-    description: str = ""
-    default_recipe: str | None = None  # a recipe of keras_gated.recipes (training's default)
-    supports_dropout: bool = False  # the constructor takes `dropout` (a recipe's rate goes there)
-    slow: bool = False  # too heavy to build in the default test run (ImageNet size, very deep)
-
-    def build(self, **overrides: Any) -> keras.Model:
-        return self.constructor(**{**self.kwargs, **overrides})
-
-
-_REGISTRY: dict[str, ModelEntry] = {}
-
-
-def register_model(
-    name: str,
-    constructor: Callable[..., keras.Model],
-    *,
-    family: str = "",
-    description: str = "",
-    default_recipe: str | None = None,
-    slow: bool = False,
-    **kwargs: Any,
-) -> ModelEntry:
-    """Register ``constructor(**kwargs)`` under ``name`` (lower case, unique).
-
-    A family registers its models with ``register_family``, which derives each name from
-    the function its builder names models with; ``register_model`` adds a single one.
-    """
-    entry = _add_entry(name, constructor, family, description, default_recipe, slow, kwargs)
-    _register_family_cfgs(constructor)
-    return entry
-
-
-def _add_entry(name, constructor, family, description, default_recipe, slow, kwargs) -> ModelEntry:
-    return add_entry(ModelEntry(
-        name,
-        constructor,
-        dict(kwargs),
-        family,
-        description,
-        default_recipe=default_recipe,
-        supports_dropout=_takes_dropout(constructor),
-        slow=bool(slow),
-    ))
-
-
-def add_entry(entry: ModelEntry) -> ModelEntry:
-    """Register a complete entry (``register_model`` and ``register_family`` build theirs
-    from a constructor; ``keras_gated.catalog`` reads them from its data file)."""
-    if entry.name != entry.name.lower() or "." in entry.name:
-        raise ValueError(f"Model names are lower case without dots, got {entry.name!r}.")
-    if entry.name in _REGISTRY:
-        raise ValueError(f"A model named {entry.name!r} is already registered.")
-    _REGISTRY[entry.name] = entry
-    return entry
-
-
-def register_family(
-    family: str,
-    constructor: Callable[..., keras.Model],
-    *,
-    arch_name: Callable[..., str],
-    configs: Iterable[dict[str, Any]] = ({},),
-    description: str | Callable[..., str] = "",
-    default_recipe: str | None = None,
-    slow: bool | Callable[..., bool] = False,
-) -> list[ModelEntry]:
-    """Register one model of ``family`` per config: ``constructor(**config)``.
-
-    Args:
-        family: the family's name (``"gresnet"``), shown by ``keras-gated info``.
-        constructor: the public constructor the configs are passed to.
-        arch_name: ``arch_name(**config)`` is the registered name. The family's builder
-            names its models with the same function (``build_application(arch=...)``),
-            so a built model, its registry entry and its weight ids (``name.tag``)
-            always agree.
-        configs: the constructor arguments of each registered model.
-        description: one line per model; a string is formatted with the config
-            (``"Gated ResNet-{depth}"``), a function is called with it.
-        default_recipe: the recipe ``python -m training.train`` uses without
-            ``--recipe`` (a name of ``keras_gated.recipes.RECIPES``).
-        slow: True (or a function of the config returning True) for models too heavy
-            to build in the default test run; the tests over ``list_models()`` mark them
-            slow.
-
-    The released-weight configs of the family, if any, are the data file beside the
-    constructor's module (``preact_resnet.py`` -> ``preact_resnet.json``).
-    """
-    entries = []
-    for config in configs:
-        config = dict(config)
-        text = description(**config) if callable(description) else description.format(**config)
-        is_slow = slow(**config) if callable(slow) else slow
-        entries.append(
-            _add_entry(arch_name(**config), constructor, family, text, default_recipe,
-                       is_slow, config)
-        )
-    _register_family_cfgs(constructor)
-    return entries
-
-
-def unregister_model(name: str) -> ModelEntry:
-    """Remove ``name`` from the registry (tests that register throw-away models)."""
-    return _REGISTRY.pop(name)
-
-
-def unregister_family(family: str) -> list[ModelEntry]:
-    """Remove every model of ``family`` from the registry."""
-    return [_REGISTRY.pop(name) for name in [n for n, e in _REGISTRY.items() if e.family == family]]
-
-
-def _takes_dropout(constructor: Callable[..., keras.Model]) -> bool:
-    """Whether ``constructor`` accepts ``dropout`` (a public constructor lists its
-    arguments in ``valid_arguments``)."""
-    import inspect
-
-    valid = getattr(constructor, "valid_arguments", None)
-    if valid is None:
-        valid = inspect.signature(constructor).parameters
-    return "dropout" in valid
-
-
-def _register_family_cfgs(constructor: Callable[..., keras.Model]) -> None:
-    """Register the released-weight configs kept beside the constructor's module
-    (``preact_resnet.py`` -> ``preact_resnet.json``), if it has any."""
-    import sys
-    from pathlib import Path
-
-    from keras_gated.pretrained import register_cfg_file
-
-    module_file = getattr(sys.modules.get(constructor.__module__), "__file__", None)
-    if module_file is None:
-        return
-    data_file = Path(module_file).with_suffix(".json")
-    if data_file.is_file():
-        register_cfg_file(data_file)
 
 
 def _natural_key(name: str):
@@ -205,11 +59,11 @@ def list_models(
         exclude_filters: a pattern or a list of them: names matching any are dropped.
     """
     if pretrained:
-        from keras_gated.pretrained import list_pretrained
+        from keras_gated.registry.weights import list_pretrained
 
         names = list_pretrained()
     else:
-        names = list(_REGISTRY)
+        names = model_names()
     include = _as_patterns(filter)
     if include:
         names = [n for n in names if any(fnmatch.fnmatch(n, p) for p in include)]
@@ -218,31 +72,11 @@ def list_models(
     return sorted(names, key=_natural_key)
 
 
-def is_model(name: str) -> bool:
-    return name in _REGISTRY
-
-
-def list_model_entries() -> list[ModelEntry]:
-    """Every registered entry, in registration order."""
-    return list(_REGISTRY.values())
-
-
-def get_model_entry(name: str) -> ModelEntry:
-    """The registry entry for ``name``; a ValueError with close matches if unknown."""
-    try:
-        return _REGISTRY[name]
-    except KeyError:
-        close = difflib.get_close_matches(name, list(_REGISTRY), n=5, cutoff=0.6)
-        hint = f" Did you mean: {', '.join(close)}?" if close else ""
-        raise ValueError(
-            f"Unknown model name {name!r}.{hint} `keras_gated.list_models()` (or "
-            "`keras-gated list`) shows every registered name."
-        ) from None
 
 
 def default_pretrained_tag(arch: str) -> str:
     """The tag ``pretrained=True`` loads: the first released tag of ``arch``."""
-    from keras_gated.pretrained import list_pretrained, tags_for
+    from keras_gated.registry.weights import list_pretrained, tags_for
 
     tags = tags_for(arch)
     if not tags:
@@ -257,7 +91,8 @@ def default_pretrained_tag(arch: str) -> str:
 def _overlay_cfg(arch: str, tag: str, overlay: dict) -> tuple[Any, str | None]:
     """(the registered config of ``arch.tag`` with ``overlay``'s fields replaced, a local
     weight file from overlay key ``"file"`` or None)."""
-    from keras_gated.pretrained import PretrainedCfg, get_pretrained_cfg
+    from keras_gated.pretrained.config import PretrainedCfg
+    from keras_gated.registry.weights import get_pretrained_cfg
 
     overlay = dict(overlay)
     file = overlay.pop("file", None)
@@ -306,7 +141,7 @@ def create_model(
     ``forward_features`` and ``forward_head`` (see
     ``keras_gated.models.application.attach_timm_api``).
     """
-    from keras_gated.pretrained import pretrained_cfgs_overlay
+    from keras_gated.registry.weights import pretrained_cfgs_overlay
 
     arch, tag = split_weight_id(name)
     if not isinstance(name, str) or name.endswith(".") or not arch:
@@ -381,6 +216,6 @@ def create_model(
 
 
 def _released_tags(arch: str) -> list[str]:
-    from keras_gated.pretrained import tags_for
+    from keras_gated.registry.weights import tags_for
 
     return tags_for(arch)
