@@ -11,7 +11,7 @@ On a CPU, TensorFlow has three ways to run these convolutional nets, measured by
 - XLA: its CPU backend does not use oneDNN; faster than Eigen without XLA.
 - Eigen kernels, no XLA: the slowest.
 
-So keras-gated models are a ``Functional`` subclass whose ``"auto"`` picks XLA on a CPU
+So keras-gated models are a ``Functional`` subclass (``FastPathModel``) whose ``"auto"`` picks XLA on a CPU
 only when oneDNN is off (``TF_ENABLE_ONEDNN_OPTS=0``, or TensorFlow imported before
 keras-gated). Anything the user sets explicitly (``jit_compile=True/False``,
 ``run_eagerly=True``, a distribution strategy, op determinism) wins, as in Keras. On GPUs
@@ -32,32 +32,11 @@ from keras_gated.tensorflow_cpu import onednn_enabled
 PACKAGE = "keras_gated"
 
 
-@keras.saving.register_keras_serializable(package=PACKAGE)
-class GatedModel(Functional):
-    """A Keras functional model whose ``jit_compile="auto"`` is the fast path here, which
-    names the expected input shape in one sentence when called on a batch of the wrong
-    rank, and whose config keeps what ``keras.saving.load_model`` needs to give it back
-    its keras-gated attributes."""
-
-    #: Set by ``keras_gated.models.application``: gives a reloaded model back what
-    #: ``get_config`` saved under ``"keras_gated"`` (timm's conveniences, class names).
-    restore_extras = None
-
-    def get_config(self) -> dict:
-        config = super().get_config()
-        extras = getattr(self, "_keras_gated_extras", None)  # a function: built when saved
-        if extras is not None:
-            config["keras_gated"] = extras()
-        return config
-
-    @classmethod
-    def from_config(cls, config: dict, custom_objects=None):
-        config = dict(config)
-        extras = config.pop("keras_gated", None)
-        model = super().from_config(config, custom_objects)
-        if extras is not None and GatedModel.restore_extras is not None:
-            GatedModel.restore_extras(model, extras)
-        return model
+class FastPathModel(Functional):
+    """A Keras functional model whose ``jit_compile="auto"`` is the fast path here, and
+    which names the expected input shape in one sentence when called on a batch of the
+    wrong rank. ``keras_gated.models.gated_model.GatedModel``, the class every
+    constructor returns, builds on it."""
 
     def __call__(self, *args, **kwargs):
         # Checked before Keras's call wrapper, which would append a dump of the array.

@@ -1,4 +1,4 @@
-"""Model families, each an applications-style constructor (see ``application.py``)."""
+"""Model families, each an applications-style constructor (see ``builder.py``)."""
 
 from keras_gated.models.fc_nets import (
     GPlainNet,

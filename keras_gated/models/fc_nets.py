@@ -27,7 +27,7 @@ import keras
 from keras_gated.layers.batch_norm import BatchNormalization
 from keras_gated.layers.highway import Highway
 from keras_gated.layers.residual_gate import ResidualGate, check_gate_function
-from keras_gated.models.application import (
+from keras_gated.models.builder import (
     APPLICATION_ARGUMENTS,
     MNIST_FC_INPUT,
     build_application,

@@ -25,7 +25,7 @@ import keras
 
 from keras_gated.layers.highway import Highway
 from keras_gated.layers.highway_bottleneck import HighwayBottleneck
-from keras_gated.models.application import (
+from keras_gated.models.builder import (
     APPLICATION_ARGUMENTS,
     CIFAR_INPUT,
     IMAGENET_INPUT,

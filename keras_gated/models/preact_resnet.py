@@ -40,7 +40,7 @@ from keras_gated.layers.preact_unit import (
     he_normal_untruncated,
 )
 from keras_gated.layers.residual_gate import check_gate_function
-from keras_gated.models.application import (
+from keras_gated.models.builder import (
     APPLICATION_ARGUMENTS,
     CIFAR_INPUT,
     arguments_of,

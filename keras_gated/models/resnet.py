@@ -23,7 +23,7 @@ from keras_gated.layers.batch_norm import BatchNormalization
 from keras_gated.layers.preact_unit import he_normal_untruncated
 from keras_gated.layers.residual_gate import check_gate_function
 from keras_gated.layers.resnet_bottleneck import ResNetBottleneck
-from keras_gated.models.application import (
+from keras_gated.models.builder import (
     APPLICATION_ARGUMENTS,
     IMAGENET_INPUT,
     build_application,

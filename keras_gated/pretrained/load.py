@@ -37,13 +37,8 @@ from typing import Any
 import h5py
 import keras
 
-from keras_gated.pretrained.sources import (
-    CONFIG_FILE,
-    companion_file,
-    read_saved_config,
-    resolve_weights_file,
-    weights_class_names,
-)
+from keras_gated.pretrained.resolve import ResolvedWeights, resolve_weights
+from keras_gated.pretrained.sources import CONFIG_FILE
 
 HEAD = "predictions"
 
@@ -409,33 +404,30 @@ def _mismatch_message(
     )
 
 
-def load_pretrained(
+def load_resolved(
     model: keras.Model,
+    resolved: ResolvedWeights,
     *,
     arch: str,
-    weights: str | os.PathLike,
     include_top: bool,
     classes: int,
     build_reference: Callable[[int | None], keras.Model],
     custom_input: bool = False,
     call: Any = None,
-) -> tuple[str, ...] | None:
-    """Load ``weights`` (already checked by ``keras_gated.pretrained.sources.validate_weights``) into ``model`` and
-    return their class names (None when unknown).
+) -> None:
+    """Load resolved weights (``keras_gated.pretrained.resolve``) into ``model``.
 
     The configuration saved with the weights (``config.json``) must define the same
-    function as ``model`` (``check_configuration``; ``call``, the
-    constructor call being built, is used to say which call matches the weights). Weights
-    saved without one load by shape, with a warning.
+    function as ``model`` (``check_configuration``; ``call``, the constructor call being
+    built, is used to say which call matches the weights). Weights saved without one
+    load by shape, with a warning.
 
     ``build_reference(n)`` builds the same architecture with a head of ``n`` classes
     (``None``: no head); it is used when the head is adapted (see
     ``load_weights_file``).
     """
-    weights = os.fspath(weights)
-    path, origin = resolve_weights_file(arch, weights)
-    config_file = companion_file(arch, weights, path, CONFIG_FILE)
-    if config_file is None:
+    origin = resolved.origin
+    if resolved.saved_config is None:
         warnings.warn(
             f"{the_weights(origin, capital=True)} were saved without a configuration "
             f"(no {CONFIG_FILE} "
@@ -445,16 +437,32 @@ def load_pretrained(
             stacklevel=4,
         )
     else:
-        check_configuration(
-            model, read_saved_config(config_file), origin=origin, arch=arch, call=call
-        )
+        check_configuration(model, resolved.saved_config, origin=origin, arch=arch, call=call)
     load_weights_file(
         model,
-        path,
+        resolved.path,
         origin=origin,
         include_top=include_top,
         classes=classes,
         build_reference=build_reference,
         custom_input=custom_input,
     )
-    return weights_class_names(arch, weights, path)
+
+
+def load_pretrained(
+    model: keras.Model,
+    *,
+    arch: str,
+    weights: str | os.PathLike | ResolvedWeights,
+    include_top: bool,
+    classes: int,
+    build_reference: Callable[[int | None], keras.Model],
+    custom_input: bool = False,
+    call: Any = None,
+) -> tuple[str, ...] | None:
+    """Resolve ``weights`` (unless resolved already), load them into ``model``
+    (``load_resolved``) and return their class names (None when unknown)."""
+    resolved = weights if isinstance(weights, ResolvedWeights) else resolve_weights(arch, weights)
+    load_resolved(model, resolved, arch=arch, include_top=include_top, classes=classes,
+                  build_reference=build_reference, custom_input=custom_input, call=call)
+    return resolved.class_names

@@ -106,11 +106,23 @@ def local_weights_file(weights: str) -> Path | None:
     return None
 
 
-def validate_weights(arch: str, weights: str | os.PathLike | None) -> None:
-    """Check ``weights=`` before a model is built (no network); a ValueError says what
-    is accepted."""
-    if weights is None:
-        return
+@dataclass(frozen=True)
+class WeightsRef:
+    """What a checked ``weights=`` value names: a released tag's config, a local file,
+    or a Hub reference (exactly one of them)."""
+
+    cfg: PretrainedCfg | None = None
+    local: Path | None = None
+    hub: HubRef | None = None
+
+
+def identify_weights(
+    arch: str | None, weights: str | os.PathLike, cfg: PretrainedCfg | None = None
+) -> WeightsRef:
+    """Check ``weights=`` (no network) and say what it names; a ValueError says what is
+    accepted. ``cfg``: the config to use for a tag instead of the registered one (a
+    ``pretrained_cfg_overlay``). The weights registry is read at most once here (twice
+    when the value is refused, to list the tags there are)."""
     if not isinstance(weights, (str, os.PathLike)):
         raise ValueError(
             "`weights` must be None, a data tag, a path or 'hf://org/name[@revision]'; "
@@ -118,21 +130,24 @@ def validate_weights(arch: str, weights: str | os.PathLike | None) -> None:
         )
     weights = os.fspath(weights)
     if weights.startswith(HF_PREFIX):
-        parse_hf_ref(weights)
-        return
-    if released_cfg(arch, weights) is not None or local_weights_file(weights) is not None:
-        return
-    planned = find_pretrained_cfg(arch, weights) if os.sep not in weights else None
-    if planned is not None:
+        return WeightsRef(hub=parse_hf_ref(weights))
+    if cfg is None and arch is not None:
+        cfg = find_pretrained_cfg(arch, weights)
+    if cfg is not None and cfg.released:  # a tag wins over a same-named local folder
+        return WeightsRef(cfg=cfg)
+    local = local_weights_file(weights)
+    if local is not None:
+        return WeightsRef(local=local)
+    if cfg is not None and os.sep not in weights:
         from keras_gated.pretrained.planned import planned_message
 
-        raise PlannedWeightsError(planned_message(planned))
+        raise PlannedWeightsError(planned_message(cfg))
     if os.sep in weights or weights.endswith((".h5", ".keras")):
         raise ValueError(
             f"`weights`={weights!r} is not a `.weights.h5` file or a Keras save folder "
             "(with model.weights.h5) that exists."
         )
-    tags = tags_for(arch)
+    tags = tags_for(arch) if arch is not None else []
     available = (
         f"Released tags for {arch!r}: {', '.join(tags)}."
         if tags
@@ -143,6 +158,13 @@ def validate_weights(arch: str, weights: str | os.PathLike | None) -> None:
         f"Unknown `weights`={weights!r} for {arch!r}. {available} "
         "`keras_gated.list_models(pretrained=True)` lists every released weight id."
     )
+
+
+def validate_weights(arch: str, weights: str | os.PathLike | None) -> None:
+    """Check ``weights=`` before a model is built (no network); a ValueError says what
+    is accepted."""
+    if weights is not None:
+        identify_weights(arch, weights)
 
 
 # ------------------------------------------------------------------ resolving the files
@@ -322,23 +344,6 @@ def download_hf_weights(ref: HubRef) -> Path:
         ) from error
 
 
-def resolve_weights_file(arch: str, weights: str | os.PathLike) -> tuple[Path, str]:
-    """(local weight file, a description for messages) for a validated ``weights=``."""
-    weights = os.fspath(weights)
-    if weights.startswith(HF_PREFIX):
-        ref = parse_hf_ref(weights)
-        return download_hf_weights(ref), str(ref)
-    cfg = released_cfg(arch, weights)
-    if cfg is not None:  # a tag wins over a same-named local folder
-        if cfg.caveat:
-            warnings.warn(f"Weights {cfg.weight_id}: {cfg.caveat}", UserWarning, stacklevel=4)
-        return resolve_pretrained_file(cfg), f"weights {cfg.weight_id}"
-    local = local_weights_file(weights)
-    if local is None:
-        raise ValueError(f"`weights`={weights!r} is not a tag, a weight file or a save folder.")
-    return local, str(local)
-
-
 # ------------------------------------------------- what is saved beside the weight file
 
 CONFIG_FILE = "config.json"
@@ -346,25 +351,17 @@ CARD_FILE = "README.md"
 _COMMIT = re.compile(r"^[0-9a-f]{40}$")
 
 
-def _hub_source(arch: str, weights: str) -> tuple[str, str | None] | None:
-    """(Hub repo, revision) that registered or ``hf://`` weights come from; else None."""
-    if weights.startswith(HF_PREFIX):
-        ref = parse_hf_ref(weights)
-        return ref.repo_id, ref.revision
-    cfg = released_cfg(arch, weights)
-    if cfg is not None:
-        return cfg.hf_hub_id, cfg.revision
-    return None
-
-
-def companion_file(arch: str, weights: str, path: Path, file_name: str) -> Path | None:
+def companion_file(
+    path: Path, file_name: str, hub_source: tuple[str, str | None] | None = None
+) -> Path | None:
     """``file_name`` (``config.json``, ``README.md``) saved with the weight file ``path``:
     beside it in a save folder, ``zoo/`` folder or Hub snapshot, else fetched from the
-    same Hub repo and commit (the cache first; nothing is downloaded offline). None if
-    there is none (e.g. a plain ``.weights.h5`` file)."""
+    Hub repo and revision the weights come from (``hub_source``; a cache snapshot's own
+    commit wins), the cache first, nothing downloaded offline. None if there is none
+    (e.g. a plain ``.weights.h5`` file)."""
     if path.name == WEIGHTS_FILE and (path.parent / file_name).is_file():
         return path.parent / file_name
-    source = _hub_source(arch, weights)
+    source = hub_source
     if source is None:
         return None
     hf = _hf()
@@ -400,16 +397,9 @@ def read_saved_config(path: Path) -> dict:
         ) from None
 
 
-def weights_class_names(arch: str, weights: str, path: Path) -> tuple[str, ...] | None:
-    """The class names of ``weights``: the registered config's, or those of the model
-    card (``README.md`` front matter) saved with them; None when unknown."""
-    weights = os.fspath(weights)
-    cfg = released_cfg(arch, weights)
-    if cfg is not None:
-        return cfg.class_names or None
-    card = companion_file(arch, weights, path, CARD_FILE)
-    if card is None:
-        return None
+def card_class_names(card: Path) -> tuple[str, ...] | None:
+    """The class names in a model card's front matter (``keras_gated.class_names``);
+    None when it has none."""
     from huggingface_hub import ModelCard
 
     try:
@@ -418,4 +408,3 @@ def weights_class_names(arch: str, weights: str, path: Path) -> tuple[str, ...] 
         return None
     names = info.get("class_names") if isinstance(info, dict) else None
     return tuple(str(n) for n in names) if isinstance(names, list) and names else None
-

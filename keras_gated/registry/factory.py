@@ -138,10 +138,11 @@ def create_model(
             ``{"file": path}`` to load a local weight file in place of the released one.
 
     Every model has ``pretrained_cfg``, ``num_classes``, ``reset_classifier``,
-    ``forward_features`` and ``forward_head`` (see
-    ``keras_gated.models.application.attach_timm_api``).
+    ``forward_features``, ``forward_head`` and ``feature_info`` (see
+    ``keras_gated.models.gated_model.GatedModel``). A ``weights=`` value is resolved
+    once, here (``keras_gated.pretrained.resolve``), then built from and loaded.
     """
-    from keras_gated.registry.weights import pretrained_cfgs_overlay
+    from keras_gated.pretrained.resolve import resolve_weights
 
     arch, tag = split_weight_id(name)
     if not isinstance(name, str) or name.endswith(".") or not arch:
@@ -189,8 +190,6 @@ def create_model(
             )
         kwargs["include_top"] = False
 
-    cfgs: tuple = ()
-    file = None
     if pretrained_cfg_overlay:
         if weights is None or str(weights) not in _released_tags(arch):
             raise ValueError(
@@ -198,13 +197,10 @@ def create_model(
                 "with pretrained=True, a tag or a weight id."
             )
         cfg, file = _overlay_cfg(arch, str(weights), pretrained_cfg_overlay)
-        cfgs = (cfg,)
-        if file is not None:  # a file in place of the tag: the tag's arguments still hold
-            kwargs = {**cfg.model_kwargs, **kwargs, "weights": file}
-    with pretrained_cfgs_overlay(*cfgs):
-        model = entry.build(**kwargs)
-    if file is not None:
-        object.__setattr__(model, "pretrained_cfg", {**dataclasses.asdict(cfgs[0]), "file": file})
+        kwargs["weights"] = resolve_weights(arch, str(weights), cfg=cfg, file=file)
+    elif weights is not None:  # resolved once, here; the constructor builds from it
+        kwargs["weights"] = resolve_weights(arch, weights)
+    model = entry.build(**kwargs)
     if not features_only:
         return model
 

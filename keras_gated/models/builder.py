@@ -1,0 +1,293 @@
+"""The one applications-style builder every family goes through.
+
+It gives every constructor the keras.applications signature and contract:
+
+    Name(..., include_top=True, weights=None, input_tensor=None, input_shape=None,
+         pooling=None, classes=..., classifier_activation="softmax",
+         include_preprocessing=True, name=None)
+
+* Inputs are raw pixels (0-255); with ``include_preprocessing=True`` the normalisation
+  that matches the weights is the first layer (``"preprocessing"``), so it travels with
+  the saved model.
+* ``include_top=True`` ends in a global pooling layer named ``"avg_pool"`` followed by a
+  Dense layer named ``"predictions"`` (the head). A family whose recipe has dropout
+  before the classifier keeps it between the two (``"head_dropout"``).
+* ``include_top=False`` returns the feature map, or a pooled vector with
+  ``pooling="avg"`` (layer ``"avg_pool"``) or ``pooling="max"`` (layer ``"max_pool"``).
+* Every model knows its class names (``model.class_names``): the weights' own when their
+  head is loaded, else generic ``class0``, ``class1``, ...; None without a head.
+  ``keras_gated.decode_predictions(preds, model=model)`` uses them.
+* The model is a ``GatedModel`` (``keras_gated.models.gated_model``): timm's
+  ``pretrained_cfg``, ``num_classes``, ``reset_classifier``, ``forward_features``,
+  ``forward_head`` and ``feature_info`` are its methods and survive a reload.
+* Under a mixed-precision policy (``mixed_bfloat16``, ``mixed_float16``) the
+  ``preprocessing`` layer and the ``predictions`` head (with its softmax) compute in
+  float32, as keras-hub's do; the gates' k are float32 variables.
+
+A load flows one way: ``weights=`` arrives resolved (``ResolvedWeights``, see
+``keras_gated.models.constructor``), the model is built, then the record is loaded into
+it. A family module imports what it needs from here, the constructor decorators
+included.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import keras
+
+from keras_gated.models.constructor import (  # noqa: F401  (what family modules import)
+    APPLICATION_ARGUMENTS,
+    arguments_of,
+    current_call,
+    defaults_of,
+    public_constructor,
+    renamed_arguments,
+)
+from keras_gated.models.gated_model import HeadSpec, assemble
+from keras_gated.precision import warn_if_slow_mixed_precision
+from keras_gated.pretrained.load import load_resolved
+from keras_gated.pretrained.resolve import ResolvedWeights, resolve_weights
+
+
+POOLING_CHOICES = (None, "avg", "max")
+
+CIFAR_MEAN = (125.3, 123.0, 113.9)  # per-channel, on 0-255 pixels (WRN / fb.resnet.torch)
+CIFAR_STD = (63.0, 62.1, 66.7)
+IMAGENET_MEAN = (123.675, 116.28, 103.53)
+IMAGENET_STD = (58.395, 57.12, 57.375)
+
+
+@dataclass(frozen=True)
+class InputSpec:
+    """What a family expects as input, and how it normalises it."""
+
+    default_shape: tuple[int, ...]
+    min_size: int | None  # smallest spatial size the downsampling allows; None: no check
+    mean: tuple[float, ...] | None = None  # per-channel, on 0-255 pixels
+    std: tuple[float, ...] | None = None
+    scale: float | None = None  # used instead of mean/std: x * scale
+    spatial: bool = True  # False for fully-connected nets (no spatial pooling)
+    classes: int = 10  # the default size of the head
+
+
+CIFAR_INPUT = InputSpec((32, 32, 3), 8, mean=CIFAR_MEAN, std=CIFAR_STD)
+IMAGENET_INPUT = InputSpec((224, 224, 3), 32, mean=IMAGENET_MEAN, std=IMAGENET_STD, classes=1000)
+MNIST_FC_INPUT = InputSpec((28, 28, 1), None, scale=1.0 / 255.0, spatial=False)
+
+
+def validate_pooling(pooling: str | None) -> None:
+    if pooling not in POOLING_CHOICES:
+        raise ValueError(
+            f"Invalid `pooling`={pooling!r}. Allowed values: None, 'avg', 'max'."
+        )
+
+
+def validate_classifier_activation(activation: Any) -> None:
+    if activation is None or callable(activation):
+        return
+    try:
+        keras.activations.get(activation)
+    except (ValueError, TypeError) as error:
+        raise ValueError(
+            f"Invalid `classifier_activation`={activation!r}: not a Keras activation. "
+            "Use None (logits), 'softmax', or any name keras.activations.get accepts."
+        ) from error
+
+
+def validate_classes(classes: Any) -> None:
+    if isinstance(classes, bool) or not isinstance(classes, int) or classes < 1:
+        raise ValueError(f"`classes` must be a positive integer, got {classes!r}.")
+
+
+def resolve_input_shape(
+    spec: InputSpec, input_shape: Sequence[int | None] | None, input_tensor: Any
+) -> tuple[int | None, ...]:
+    """The input shape (without batch), checked against the family's downsampling."""
+    if input_tensor is not None and not keras.backend.is_keras_tensor(input_tensor):
+        raise ValueError(
+            "`input_tensor` must be a Keras tensor (e.g. from keras.Input(...) or another "
+            f"model's output), got {type(input_tensor).__name__}."
+        )
+    if input_tensor is not None:
+        shape = tuple(keras.ops.shape(input_tensor)[1:])
+        if input_shape is not None and tuple(input_shape) != shape:
+            raise ValueError(
+                f"`input_shape`={tuple(input_shape)} does not match the shape of "
+                f"`input_tensor` {shape}; pass only one of them."
+            )
+    elif input_shape is None:
+        shape = spec.default_shape
+    else:
+        shape = tuple(input_shape)
+    for size in shape:
+        if size is not None and (isinstance(size, bool) or not isinstance(size, int) or size < 1):
+            raise ValueError(
+                f"`input_shape`={shape}: every size must be a positive integer (or None "
+                f"for a free height or width), got {size!r}."
+            )
+    if spec.spatial:
+        if len(shape) != 3:
+            raise ValueError(
+                f"`input_shape` must be (height, width, channels), got {shape}."
+            )
+        if shape[-1] is None:
+            raise ValueError(f"`input_shape` needs a known number of channels, got {shape}.")
+        if spec.min_size is not None:
+            for size in shape[:2]:
+                if size is not None and size < spec.min_size:
+                    raise ValueError(
+                        f"`input_shape`={shape} is too small for this network's "
+                        f"downsampling: height and width must be at least {spec.min_size}."
+                    )
+    return shape
+
+
+def _per_channel(values: tuple[float, ...], channels: int) -> tuple[float, ...]:
+    if len(values) == channels:
+        return values
+    mean = sum(values) / len(values)  # another channel count: one shared statistic
+    return (mean,) * channels
+
+
+def preprocessing_layer(spec: InputSpec, channels: int) -> keras.layers.Layer:
+    """The in-model normalisation of raw 0-255 pixels that matches ``spec``.
+
+    It always computes in float32 (also under a mixed-precision policy), as keras-hub's
+    image converters do: 0-255 pixels lose precision in (b)float16.
+    """
+    if spec.scale is not None:
+        return keras.layers.Rescaling(spec.scale, name="preprocessing", dtype="float32")
+    mean = _per_channel(spec.mean, channels)
+    std = _per_channel(spec.std, channels)
+    return keras.layers.Normalization(
+        mean=list(mean), variance=[s * s for s in std], name="preprocessing", dtype="float32"
+    )
+def build_application(
+    features: Callable[[Any], Any],
+    *,
+    arch: str,
+    spec: InputSpec,
+    include_top: bool = True,
+    weights: str | os.PathLike | ResolvedWeights | None = None,
+    input_tensor: Any = None,
+    input_shape: Sequence[int | None] | None = None,
+    pooling: str | None = None,
+    classes: int | None = None,
+    classifier_activation: Any = "softmax",
+    include_preprocessing: bool = True,
+    name: str | None = None,
+    head_dropout: float = 0.0,
+    head_initializer: Any = "glorot_uniform",
+) -> keras.Model:
+    """Wrap a family's feature extractor into an applications-style ``keras.Model``.
+
+    Args:
+        features: maps the (normalised) input tensor to the last feature map, before
+            global pooling (a vector for fully-connected nets).
+        arch: the registry name of this architecture (``"gresnet20"``); pretrained
+            weights are looked up under it.
+        spec: the family's input defaults and normalisation (``classes`` defaults to
+            ``spec.classes``).
+        include_top, weights, input_tensor, input_shape, pooling, classes,
+            classifier_activation, include_preprocessing, name: the applications
+            arguments, as the public constructor received them.
+        head_dropout: dropout between ``avg_pool`` and ``predictions`` (a recipe detail
+            of some families, e.g. the 19-layer Highway net).
+
+    The model is a ``GatedModel``: timm's ``pretrained_cfg``, ``num_classes``,
+    ``reset_classifier``, ``forward_features``, ``forward_head`` and ``feature_info``
+    are its own (``keras_gated.models.gated_model``).
+    """
+    check_data_format()
+    warn_if_slow_mixed_precision()
+    classes = spec.classes if classes is None else classes
+    validate_pooling(pooling)
+    validate_classifier_activation(classifier_activation)
+    if include_top:
+        validate_classes(classes)
+    resolved = weights_for(arch, weights)
+    shape = resolve_input_shape(spec, input_shape, input_tensor)
+
+    if input_tensor is None:
+        inputs = keras.Input(shape=shape, name="images")
+        x = inputs
+    else:
+        inputs = keras.utils.get_source_inputs(input_tensor)
+        x = input_tensor
+
+    if include_preprocessing:
+        x = preprocessing_layer(spec, shape[-1] if spec.spatial else 1)(x)
+    feature_map = features(x)
+    head = HeadSpec(spec.spatial, classifier_activation, head_dropout, head_initializer)
+    model = assemble(
+        inputs, feature_map, head,
+        include_top=include_top, pooling=pooling, classes=classes, name=name or arch,
+        pretrained_cfg=None if resolved is None else resolved.pretrained_cfg,
+        class_names=None if resolved is None else resolved.class_names,
+    )
+    if resolved is not None:
+
+        def build_reference(reference_classes: int | None) -> keras.Model:
+            # The same architecture with the weights' own head (None: no head).
+            return build_application(
+                features,
+                arch=arch,
+                spec=spec,
+                include_top=reference_classes is not None,
+                weights=None,
+                input_tensor=None,
+                input_shape=shape,
+                pooling=None,
+                classes=reference_classes or 1,
+                classifier_activation=classifier_activation,
+                include_preprocessing=include_preprocessing,
+                name=f"{arch}_reference",
+                head_dropout=head_dropout,
+                head_initializer=head_initializer,
+            )
+
+        load_resolved(
+            model,
+            resolved,
+            arch=arch,
+            include_top=include_top,
+            classes=classes,
+            build_reference=build_reference,
+            custom_input=input_tensor is not None,
+            call=current_call(),
+        )
+    return model
+
+
+def weights_for(arch: str, weights: Any) -> ResolvedWeights | None:
+    """``weights=`` as the builder gets it: resolved by the public constructor (once, up
+    front), else resolved here, before anything is built (a direct ``build_application``
+    call, or a tag of an architecture the constructor could not name). A record resolved
+    for another architecture (a call repeating a registered model's arguments but
+    building another one) is resolved again for this one."""
+    if weights is None:
+        return None
+    if isinstance(weights, ResolvedWeights):
+        if weights.arch in (None, arch):
+            return weights
+        weights = weights.source
+    return resolve_weights(arch, weights)
+
+
+
+def check_data_format() -> None:
+    """Refuse a global ``channels_first`` setting: every layer here is channels-last."""
+    data_format = keras.config.image_data_format()
+    if data_format != "channels_last":
+        raise ValueError(
+            f"keras.config.image_data_format() is {data_format!r}, but keras-gated models "
+            "are channels_last (inputs of shape (batch, height, width, channels)): call "
+            "keras.config.set_image_data_format('channels_last') (or set "
+            '"image_data_format" in ~/.keras/keras.json) before building one.'
+        )
+
+

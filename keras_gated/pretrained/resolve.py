@@ -1,0 +1,154 @@
+"""A ``weights=`` value resolved once, up front, into one record.
+
+As timm's ``build_model_with_cfg``, a load flows one way: ``resolve_weights`` reads the
+weights registry once and finds the verified file (``keras_gated.pretrained.sources``),
+the configuration and class names saved with it, and the constructor arguments the
+weights were trained with; the model is then built from the record
+(``keras_gated.models.builder``) and the record loaded into it
+(``keras_gated.pretrained.load.load_resolved``). Neither step looks anything up again.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from keras_gated.pretrained.config import PretrainedCfg
+from keras_gated.pretrained.sources import (
+    CARD_FILE,
+    CONFIG_FILE,
+    card_class_names,
+    companion_file,
+    download_hf_weights,
+    identify_weights,
+    local_weights_file,
+    read_saved_config,
+    resolve_pretrained_file,
+)
+from keras_gated.pretrained.zoo_folder import METRICS_FILE
+
+
+@dataclass(frozen=True)
+class ResolvedWeights:
+    """Everything building and loading need to know about one ``weights=`` value.
+
+    Attributes:
+        source: the value as given (a tag, a path or an ``hf://`` reference).
+        arch: the architecture a tag was resolved for (None for files and Hub refs).
+        path: the local weight file, its sha256 checked when a config registers one.
+        origin: how messages name the weights (``"weights gresnet20.cifar10"``).
+        model_kwargs: the constructor arguments the weights were trained with (a
+            released config's ``model_kwargs``, a zoo folder's ``metrics.json``).
+        saved_config: the Keras model config saved with them (None: none was saved).
+        class_names: their class names (None when unknown).
+        pretrained_cfg: what the built model's ``pretrained_cfg`` is.
+        cfg: the released config of a tag (None for files and Hub refs).
+    """
+
+    source: str
+    arch: str | None
+    path: Path
+    origin: str
+    model_kwargs: dict[str, Any] = field(default_factory=dict)
+    saved_config: dict | None = None
+    class_names: tuple[str, ...] | None = None
+    pretrained_cfg: dict | None = None
+    cfg: PretrainedCfg | None = None
+
+    @property
+    def caveat(self) -> str | None:
+        """What the release says to keep in mind about these weights (None: nothing)."""
+        return self.cfg.caveat if self.cfg is not None else None
+
+    def __str__(self) -> str:
+        return self.source
+
+
+def resolve_weights(
+    arch: str | None,
+    weights: str | os.PathLike,
+    *,
+    cfg: PretrainedCfg | None = None,
+    file: str | os.PathLike | None = None,
+) -> ResolvedWeights:
+    """Resolve ``weights=`` for the architecture ``arch`` into a ``ResolvedWeights``.
+
+    Args:
+        arch: the registry name the model is built as (``"gresnet20"``); None resolves
+            only files and Hub references.
+        weights: a data tag, a ``.weights.h5`` file or save folder, or
+            ``"hf://org/name[@revision]"``.
+        cfg: a config to use for the tag instead of the registered one
+            (``create_model(..., pretrained_cfg_overlay=...)``).
+        file: a local weight file to load in place of the tag's (its config's
+            arguments and class names still hold).
+
+    A released config's caveat is said once, here (a UserWarning).
+    """
+    source = os.fspath(weights)
+    found = identify_weights(arch, source, cfg)
+    if found.hub is not None:
+        path = download_hf_weights(found.hub)
+        return _with_companions(
+            ResolvedWeights(source, None, path, str(found.hub), pretrained_cfg={"file": source}),
+            hub_source=(found.hub.repo_id, found.hub.revision),
+        )
+    if found.cfg is not None:
+        cfg = found.cfg
+        if cfg.caveat:
+            warnings.warn(f"Weights {cfg.weight_id}: {cfg.caveat}", UserWarning, stacklevel=4)
+        record = dict(
+            source=source, arch=arch, model_kwargs=dict(cfg.model_kwargs),
+            class_names=tuple(cfg.class_names) or None, cfg=cfg,
+        )
+        if file is not None:
+            path = local_weights_file(os.fspath(file))
+            if path is None:
+                raise ValueError(
+                    f"pretrained_cfg_overlay file {os.fspath(file)!r} is not a `.weights.h5` "
+                    "file or a Keras save folder (with model.weights.h5) that exists."
+                )
+            return _with_companions(ResolvedWeights(
+                **record, path=path, origin=str(path),
+                pretrained_cfg={**dataclasses.asdict(cfg), "file": os.fspath(file)},
+            ))
+        return _with_companions(
+            ResolvedWeights(**record, path=resolve_pretrained_file(cfg),
+                            origin=f"weights {cfg.weight_id}",
+                            pretrained_cfg=dataclasses.asdict(cfg)),
+            hub_source=(cfg.hf_hub_id, cfg.revision),
+        )
+    local = found.local
+    return _with_companions(ResolvedWeights(
+        source, None, local, str(local), model_kwargs=_trained_with(source),
+        pretrained_cfg={"file": source},
+    ))
+
+
+def _trained_with(weights: str) -> dict[str, Any]:
+    """The constructor arguments a zoo folder's training run used (its ``metrics.json``
+    records them as ``model_args``); empty for anything else."""
+    metrics = Path(os.path.expanduser(weights)) / METRICS_FILE
+    if not metrics.is_file():
+        return {}
+    with open(metrics) as f:
+        return dict(json.load(f).get("model_args") or {})
+
+
+def _with_companions(
+    record: ResolvedWeights, hub_source: tuple[str, str | None] | None = None
+) -> ResolvedWeights:
+    """``record`` with the config (and, unless known, the class names) saved with its
+    weight file: beside it, or in the Hub repo it comes from."""
+    config_file = companion_file(record.path, CONFIG_FILE, hub_source)
+    saved_config = None if config_file is None else read_saved_config(config_file)
+    class_names = record.class_names
+    if class_names is None:
+        card = companion_file(record.path, CARD_FILE, hub_source)
+        class_names = None if card is None else card_class_names(card)
+    return dataclasses.replace(record, saved_config=saved_config, class_names=class_names)
