@@ -19,7 +19,7 @@ def test_the_committed_catalog_is_the_live_registry():
 
 
 def test_a_registry_filled_from_the_catalog_lists_describes_and_builds(monkeypatch):
-    monkeypatch.setattr(registry, "_REGISTRY", {})
+    monkeypatch.setattr(registry.models, "_REGISTRY", {})
     added = catalog.fill_registry_from_catalog()
     assert added == len(catalog.read_catalog()["models"]) and "gresnet20" in kg.list_models()
     live = catalog.read_catalog()["models"]["gresnetfc2"]

@@ -151,7 +151,7 @@ def _register_family_cfgs(constructor: Callable[..., keras.Model]) -> None:
     import sys
     from pathlib import Path
 
-    from keras_gated.registry.weights import register_cfg_file
+    from keras_gated.pretrained import register_cfg_file  # looked up on each call (tests replace it)
 
     module_file = getattr(sys.modules.get(constructor.__module__), "__file__", None)
     if module_file is None:
