@@ -170,22 +170,8 @@ def public_constructor(
                     f"help(keras_gated.{func.__name__}))."
                 )
             call = None
-            if current_call() is None:
-                given = kwargs.get("weights")
-                resolved = resolve_for_call(constructor, signature, args, kwargs)
-                if resolved is not None:
-                    bound = signature.bind_partial(*args, **kwargs).arguments
-                    trained = {key: value for key, value in resolved.model_kwargs.items()
-                               if key not in bound and key not in kwargs and key in valid}
-                    kwargs = {**trained, **kwargs, "weights": resolved}
-                bound = signature.bind_partial(*args, **kwargs).arguments
-                spread = {}
-                for key, value in bound.items():
-                    kind = signature.parameters[key].kind
-                    spread.update(value if kind is inspect.Parameter.VAR_KEYWORD else {key: value})
-                if "weights" in spread:  # the call as written, not the resolved record
-                    spread["weights"] = given.source if isinstance(given, ResolvedWeights) else given
-                call = ConstructorCall(func.__name__, spread, len(args))
+            if current_call() is None:  # the outermost call: resolve its weights, record it
+                kwargs, call = begin_call(constructor, func.__name__, signature, args, kwargs)
             token = _CURRENT_CALL.set(call or current_call())
             try:
                 return func(*args, **kwargs)
@@ -199,6 +185,28 @@ def public_constructor(
         return constructor
 
     return decorate
+
+
+def begin_call(
+    constructor: Callable, name: str, signature: inspect.Signature, args: tuple, kwargs: dict
+) -> tuple[dict, ConstructorCall]:
+    """The keyword arguments an outermost constructor call runs with (``weights=``
+    resolved, the weights' training arguments as defaults), and its record."""
+    given = kwargs.get("weights")
+    resolved = resolve_for_call(constructor, signature, args, kwargs)
+    if resolved is not None:
+        bound = signature.bind_partial(*args, **kwargs).arguments
+        trained = {key: value for key, value in resolved.model_kwargs.items()
+                   if key not in bound and key not in kwargs
+                   and key in constructor.valid_arguments}
+        kwargs = {**trained, **kwargs, "weights": resolved}
+    spread = {}
+    for key, value in signature.bind_partial(*args, **kwargs).arguments.items():
+        kind = signature.parameters[key].kind
+        spread.update(value if kind is inspect.Parameter.VAR_KEYWORD else {key: value})
+    if "weights" in spread:  # the call as written, not the resolved record
+        spread["weights"] = given.source if isinstance(given, ResolvedWeights) else given
+    return kwargs, ConstructorCall(name, spread, len(args))
 
 
 def resolve_for_call(
