@@ -136,6 +136,12 @@ def test_one_registry_package_and_the_old_weights_path_warns_once():
     assert registry.create_model is factory.create_model
     assert registry.get_model_entry is models.get_model_entry
     assert registry.get_pretrained_cfg is weights.get_pretrained_cfg
+    import keras_gated.pretrained as pretrained
+
+    assert pretrained.get_pretrained_cfg is weights.get_pretrained_cfg  # loaded lazily
+    assert pretrained.sources.__name__ == "keras_gated.pretrained.sources"
+    with pytest.raises(AttributeError, match="no attribute 'unknown_name'"):
+        pretrained.unknown_name  # noqa: B018
     code = (
         "import warnings; warnings.simplefilter('always')\n"
         "with warnings.catch_warnings(record=True) as caught:\n"

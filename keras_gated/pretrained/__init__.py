@@ -48,8 +48,16 @@ _WHERE = {
 }
 
 
+# Submodules reachable as attributes (``keras_gated.pretrained.sources``) before any
+# import of them, as when this package imported them eagerly.
+_SUBMODULES = ("citations", "config", "hub", "listing", "load", "planned", "resolve",
+               "sources", "zoo_folder")
+
+
 def __getattr__(name: str):
-    """The public names, each imported from its module on first use."""
+    """The public names and submodules, each imported on first use."""
+    if name in _SUBMODULES:
+        return importlib.import_module(f"{__name__}.{name}")
     module = _WHERE.get(name)
     if module is None:
         raise AttributeError(f"module 'keras_gated.pretrained' has no attribute {name!r}")
