@@ -5,11 +5,6 @@ import warnings
 
 from keras_gated.registry.weights import *  # noqa: F403
 from keras_gated.registry.weights import (  # noqa: F401  (names used before the move)
-    _CFGS,
-    _FILES,
-    _PARSED,
-    _SOURCES,
-    _registry,
     cfg_source_file,
     dumps_cfgs,
     find_pretrained_cfg,
