@@ -1,6 +1,8 @@
-"""The gated building blocks: Highway layers, Residual Gates and pre-activation units."""
+"""The gated building blocks: Highway layers, Residual Gates and pre-activation units,
+all ``Block``s (their shared base class)."""
 
 from keras_gated.layers.batch_norm import BatchNormalization
+from keras_gated.layers.block import Block
 from keras_gated.layers.highway import (
     HIGHWAY_VARIANTS,
     Highway,
@@ -19,6 +21,7 @@ __all__ = [
     "HIGHWAY_VARIANTS",
     "SHORTCUT_TYPES",
     "BatchNormalization",
+    "Block",
     "Highway",
     "HighwayBottleneck",
     "HighwayMerge",

@@ -33,6 +33,8 @@ from typing import Any
 import keras
 from keras import ops
 
+from keras_gated.layers.block import Block
+
 PACKAGE = "keras_gated"
 
 HIGHWAY_VARIANTS = ("coupled", "full", "carry_only", "transform_only")
@@ -121,7 +123,7 @@ def _negated(initializer: keras.initializers.Initializer) -> keras.initializers.
 
 
 @keras.saving.register_keras_serializable(package=PACKAGE)
-class Highway(keras.layers.Layer):
+class Highway(Block):
     """A Highway layer, dense or convolutional: y = H(x)·T(x) + x·C(x).
 
     H(x) = activation(W_H x + b_H) and the gates T(x) = sigmoid(W_T x + b_T),

@@ -19,6 +19,7 @@ import keras
 from keras import ops
 
 from keras_gated.layers.batch_norm import BatchNormalization
+from keras_gated.layers.block import Block
 from keras_gated.layers.highway import HighwayMerge
 from keras_gated.layers.padding import apply_conv, build_conv, reference_conv2d
 from keras_gated.layers.preact_unit import (
@@ -31,7 +32,7 @@ PACKAGE = "keras_gated"
 
 
 @keras.saving.register_keras_serializable(package=PACKAGE)
-class HighwayBottleneck(keras.layers.Layer):
+class HighwayBottleneck(Block):
     """Bottleneck Highway block: y = H(x)·T(x) + c(x)·(1 − T(x)).
 
     Args:
@@ -40,7 +41,10 @@ class HighwayBottleneck(keras.layers.Layer):
         full_relu: end H with a ReLU ("Highway-Full").
         transform_bias: start value of the β of T's last BatchNormalization.
         bn_momentum, bn_epsilon: BatchNormalization settings.
+        stage: the stage the block belongs to (``Block``; torchvision's conv2..conv5).
     """
+
+    stage_prefix = "conv"
 
     def __init__(
         self,

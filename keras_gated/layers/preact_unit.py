@@ -33,6 +33,7 @@ from keras import ops
 
 from keras_gated.layers.batch_norm import BatchNormalization
 from keras_gated.layers.padding import apply_conv, build_conv, reference_conv2d
+from keras_gated.layers.block import Block
 from keras_gated.layers.residual_gate import ResidualGate, check_gate_function
 
 PACKAGE = "keras_gated"
@@ -76,7 +77,7 @@ def zeropad_shortcut(x, filters: int, strides: int):
 
 
 @keras.saving.register_keras_serializable(package=PACKAGE)
-class PreActUnit(keras.layers.Layer):
+class PreActUnit(Block):
     """A pre-activation residual unit, basic or bottleneck, optionally gated.
 
     Args:
@@ -96,7 +97,10 @@ class PreActUnit(keras.layers.Layer):
         bn_momentum, bn_epsilon: BatchNormalization settings (Torch: 0.9, 1e-5).
         kernel_initializer: convolution initializer (default: untruncated He normal,
             fan-out, as in the pre-act ResNet reference; Wide ResNets use fan-in).
+        stage: the stage the unit belongs to (``Block``).
     """
+
+    gateable = True  # keras_gated.gating.gate sets `gate` to add a Residual Gate
 
     def __init__(
         self,
@@ -148,6 +152,12 @@ class PreActUnit(keras.layers.Layer):
         self.kernel_initializer = keras.initializers.get(
             kernel_initializer if kernel_initializer is not None else he_normal_untruncated()
         )
+
+    @property
+    def identity_shortcut(self) -> bool:
+        """A unit that shares its pre-activation with its shortcut carries ReLU(BN(x)),
+        not x, even when it keeps the shape."""
+        return not getattr(self, "changes_shape", False) and not self.share_preactivation
 
     # -- structure -------------------------------------------------------------------
     def _conv_specs(self) -> list[tuple[int, int, int]]:

@@ -18,6 +18,8 @@ from typing import Any
 import keras
 from keras import ops
 
+from keras_gated.layers.block import Block
+
 PACKAGE = "keras_gated"
 
 GATE_FUNCTIONS = ("relu", "identity", "sigmoid")
@@ -34,7 +36,7 @@ def check_gate_function(gate: str) -> str:
 
 
 @keras.saving.register_keras_serializable(package=PACKAGE)
-class ResidualGate(keras.layers.Layer):
+class ResidualGate(Block):
     """Merge of a block's branch and its shortcut through one scalar gate g(k).
 
     Call it on ``[branch, shortcut]``:
@@ -80,6 +82,10 @@ class ResidualGate(keras.layers.Layer):
             regularizer=self.k_regularizer,
             trainable=True,
         )
+
+    def gate_layer(self) -> ResidualGate:
+        """A fully-connected net's block is its Residual Gate itself."""
+        return self
 
     def gate_value(self):
         """g(k) as a scalar tensor."""

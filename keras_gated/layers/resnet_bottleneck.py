@@ -26,13 +26,14 @@ from keras_gated.layers.preact_unit import (
     he_normal_untruncated,
     strided_output_shape,
 )
+from keras_gated.layers.block import Block
 from keras_gated.layers.residual_gate import ResidualGate, check_gate_function
 
 PACKAGE = "keras_gated"
 
 
 @keras.saving.register_keras_serializable(package=PACKAGE)
-class ResNetBottleneck(keras.layers.Layer):
+class ResNetBottleneck(Block):
     """A post-activation ResNet bottleneck block, optionally gated.
 
     Args:
@@ -42,7 +43,11 @@ class ResNetBottleneck(keras.layers.Layer):
             ``"sigmoid"``).
         k_initializer: start value of the gate scalar k (1.0, the paper's).
         bn_momentum, bn_epsilon: BatchNormalization settings (torchvision: 0.9, 1e-5).
+        stage: the stage the block belongs to (``Block``; torchvision's conv2..conv5).
     """
+
+    gateable = True  # keras_gated.gating.gate sets `gate` to add a Residual Gate
+    stage_prefix = "conv"
 
     def __init__(
         self,

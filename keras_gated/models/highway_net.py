@@ -63,6 +63,7 @@ def _highway_net_features(variant: str, transform_bias: float):
                     kernel_size=3,
                     variant=variant,
                     transform_bias_initializer=transform_bias,
+                    stage=stage,
                     name=f"stage{stage}_highway{i}",
                 )(x)
             if stage < len(STAGES):
@@ -162,10 +163,10 @@ def HighwayNet50(
             f"{', '.join(HIGHWAYNET50_VARIANTS)}."
         )
 
-    def block(x, width, strides, name):
+    def block(x, width, strides, name, stage):
         return HighwayBottleneck(
             4 * width, strides=strides, full_relu=variant == "final_relu",
-            transform_bias=transform_bias, name=name,
+            transform_bias=transform_bias, stage=stage, name=name,
         )(x)
 
     return build_application(

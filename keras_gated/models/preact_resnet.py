@@ -97,6 +97,7 @@ def preact_resnet_features(
                     bn_epsilon=bn_epsilon,
                     kernel_initializer=kernel_initializer,
                     share_preactivation=share_stage_preactivation and unit == 1,
+                    stage=stage,
                     name=f"stage{stage}_unit{unit}",
                 )(x)
         if batch_norm:

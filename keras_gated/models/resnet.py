@@ -60,12 +60,13 @@ def imagenet_stem(x):
     return keras.layers.MaxPooling2D(3, strides=2, name="stem_pool")(x)
 
 
-def imagenet_stages(x, widths: Sequence[int], block: Callable[[Any, int, int, str], Any]):
-    """The four stages of a 50-layer net; ``block(x, width, strides, name)`` adds one block."""
+def imagenet_stages(x, widths: Sequence[int], block: Callable[[Any, int, int, str, int], Any]):
+    """The four stages of a 50-layer net (conv2..conv5); ``block(x, width, strides, name,
+    stage)`` adds one block."""
     for stage, (width, blocks) in enumerate(zip(widths, BLOCKS_PER_STAGE), start=2):
         for b in range(1, blocks + 1):
             strides = 2 if stage > 2 and b == 1 else 1
-            x = block(x, width, strides, f"conv{stage}_block{b}")
+            x = block(x, width, strides, f"conv{stage}_block{b}", stage)
     return x
 
 
@@ -78,9 +79,10 @@ def _resnet50(gate: str | None, k_init: float = 1.0, **kwargs: Any) -> keras.Mod
     if gate is not None:
         check_gate_function(gate)
 
-    def block(x, width, strides, name):
+    def block(x, width, strides, name, stage):
         return ResNetBottleneck(
-            4 * width, strides=strides, gate=gate, k_initializer=k_init, name=name
+            4 * width, strides=strides, gate=gate, k_initializer=k_init, stage=stage,
+            name=name,
         )(x)
 
     return build_application(
