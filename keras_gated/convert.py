@@ -1,6 +1,9 @@
 """Weights from the reference implementations: PyTorch state dicts into keras-gated models.
 
-Three source layouts, each the parameter names of the code a family follows:
+Each family declares the layouts its models take (``FamilySpec.converters``, the key
+maps in the family's folder, ``keras_gated/models/<family>/convert.py``); this module
+reads a source, checks it against the target key by key and assigns it. The built-in
+layouts, each the parameter names of the code a family follows:
 
 * ``"torchvision"``: torchvision's (and timm's) ``resnet50`` — ``conv1``, ``bn1``,
   ``layer1.0.conv1`` … ``layer4.2.bn3``, ``layerN.0.downsample.{0,1}``, ``fc`` —
@@ -41,16 +44,11 @@ from typing import Any
 import keras
 import numpy as np
 
-SOURCES = ("torchvision", "wrn", "fbresnet")
+from keras_gated.layers.block import Block
+from keras_gated.models.family_spec import Converter, converters
+
 DEFAULT_BN_EPSILON = 1e-5
 IGNORED_SUFFIXES = ("num_batches_tracked",)
-
-# Which registry families each source layout can feed.
-SOURCE_ARCHS = {
-    "torchvision": ("resnet50", "gresnet50"),
-    "wrn": ("wrn_", "gwrn_"),
-    "fbresnet": ("preactresnet", "gresnet"),
-}
 
 
 class ConversionError(ValueError):
@@ -65,15 +63,15 @@ class Target:
     transform: Callable[[np.ndarray], np.ndarray]
 
 
-def _same(array: np.ndarray) -> np.ndarray:
+def same_layout(array: np.ndarray) -> np.ndarray:
     return array
 
 
-def _conv(array: np.ndarray) -> np.ndarray:
+def conv_layout(array: np.ndarray) -> np.ndarray:
     return np.transpose(array, (2, 3, 1, 0))  # OIHW -> HWIO
 
 
-def _dense(array: np.ndarray) -> np.ndarray:
+def dense_layout(array: np.ndarray) -> np.ndarray:
     return np.transpose(array)  # (out, in) -> (in, out)
 
 
@@ -128,30 +126,34 @@ def read_source(source: str | os.PathLike | Mapping[str, Any] | Any) -> tuple[di
     return arrays, epsilon
 
 
-# -- key maps: source key -> (Keras variable, layout transform) ------------------------
-def _bn(prefix: str, layer) -> Iterator[tuple[str, Target]]:
+# -- building blocks of the families' key maps ----------------------------------------
+def bn_targets(prefix: str, layer) -> Iterator[tuple[str, Target]]:
+    """``prefix.{weight,bias,running_mean,running_var}`` of a batch norm."""
     for key, variable in zip(("weight", "bias", "running_mean", "running_var"),
                              (layer.gamma, layer.beta, layer.moving_mean, layer.moving_variance)):
-        yield f"{prefix}.{key}", Target(variable, _same)
+        yield f"{prefix}.{key}", Target(variable, same_layout)
 
 
-def _conv_kernel(key: str, layer) -> Iterator[tuple[str, Target]]:
+def conv_kernel_target(key: str, layer) -> Iterator[tuple[str, Target]]:
+    """A bias-free convolution's kernel (OIHW in the source)."""
     if layer.use_bias:
         raise ConversionError(
             f"{layer.path} has a bias, which no reference layout has (the reference nets "
             "all use batch norm): convert into a net built with batch_norm=True."
         )
-    yield key, Target(layer.kernel, _conv)
+    yield key, Target(layer.kernel, conv_layout)
 
 
-def _head(prefix: str, model: keras.Model) -> Iterator[tuple[str, Target]]:
-    dense = _layer(model, "predictions", required=False)
+def head_targets(prefix: str, model: keras.Model) -> Iterator[tuple[str, Target]]:
+    """``prefix.{weight,bias}`` of the classifier (nothing for a net without its top)."""
+    dense = get_layer(model, "predictions", required=False)
     if dense is not None:
-        yield f"{prefix}.weight", Target(dense.kernel, _dense)
-        yield f"{prefix}.bias", Target(dense.bias, _same)
+        yield f"{prefix}.weight", Target(dense.kernel, dense_layout)
+        yield f"{prefix}.bias", Target(dense.bias, same_layout)
 
 
-def _layer(model: keras.Model, name: str, required: bool = True):
+def get_layer(model: keras.Model, name: str, required: bool = True):
+    """``model``'s layer ``name``; a ConversionError (or None) when it has none."""
     try:
         return model.get_layer(name)
     except ValueError:
@@ -160,97 +162,50 @@ def _layer(model: keras.Model, name: str, required: bool = True):
         return None
 
 
-def _units(model: keras.Model, prefix: str = "stage") -> list[tuple[int, int, Any]]:
-    """(stage, unit, layer) of every ``stage{s}_unit{u}`` block, in order."""
-    found = []
+def blocks_by_stage(model: keras.Model) -> list[tuple[int, int, Block]]:
+    """(stage, position in the stage from 1, block) of every block that has a stage."""
+    found, count = [], {}
     for layer in model.layers:
-        if layer.name.startswith(prefix) and "_unit" in layer.name:
-            stage, unit = layer.name[len(prefix):].split("_unit")
-            found.append((int(stage), int(unit), layer))
+        if isinstance(layer, Block) and layer.stage is not None:
+            count[layer.stage] = count.get(layer.stage, 0) + 1
+            found.append((layer.stage, count[layer.stage], layer))
     return sorted(found, key=lambda item: item[:2])
 
 
-def torchvision_keys(model: keras.Model) -> Iterator[tuple[str, Target]]:
-    """torchvision / timm ``resnet50`` names of ``ResNet50`` / ``GResNet50``."""
-    yield from _conv_kernel("conv1.weight", _layer(model, "stem_conv"))
-    yield from _bn("bn1", _layer(model, "stem_bn"))
-    for layer in model.layers:
-        if not layer.name.startswith("conv") or "_block" not in layer.name:
-            continue
-        stage, block = layer.name[len("conv"):].split("_block")
-        prefix = f"layer{int(stage) - 1}.{int(block) - 1}"
-        for i, (conv, bn) in enumerate(zip(layer.convs, layer.norms), start=1):
-            yield f"{prefix}.conv{i}.weight", Target(conv.kernel, _conv)
-            yield from _bn(f"{prefix}.bn{i}", bn)
-        if layer.projection is not None:
-            yield f"{prefix}.downsample.0.weight", Target(layer.projection.kernel, _conv)
-            yield from _bn(f"{prefix}.downsample.1", layer.projection_bn)
-    yield from _head("fc", model)
+def source_layouts() -> dict[str, Converter]:
+    """Every source layout the families declare, by name."""
+    return converters()
 
 
-def wrn_keys(model: keras.Model) -> Iterator[tuple[str, Target]]:
-    """The WRN authors' functional names of ``WideResNet`` / ``GWideResNet``."""
-    yield from _conv_kernel("conv0", _layer(model, "stem_conv"))
-    for stage, unit, layer in _units(model):
-        prefix = f"group{stage - 1}.block{unit - 1}"
-        for i, (conv, bn) in enumerate(zip(layer.convs, layer.norms)):
-            yield from _bn(f"{prefix}.bn{i}", bn)
-            yield from _conv_kernel(f"{prefix}.conv{i}", conv)
-        if layer.projection is not None:
-            yield from _conv_kernel(f"{prefix}.convdim", layer.projection)
-    yield from _bn("bn", _layer(model, "final_bn"))
-    yield from _head("fc", model)
+def _converter(source: str) -> Converter:
+    layouts = source_layouts()
+    if source not in layouts:
+        raise ConversionError(f"Unknown source layout {source!r}; choose one of {', '.join(layouts)}.")
+    return layouts[source]
 
 
-def fbresnet_keys(model: keras.Model) -> Iterator[tuple[str, Target]]:
-    """Torch7 ``nn.Sequential`` index paths of ``PreActResNet`` / ``GResNet``.
+def __getattr__(name: str):
+    """The tables this module kept before the families declared their layouts."""
+    tables = {
+        "SOURCES": lambda: tuple(source_layouts()),
+        "SOURCE_ARCHS": lambda: {s: c.archs for s, c in source_layouts().items()},
+        "KEY_MAPS": lambda: {s: c.keys for s, c in source_layouts().items()},
+        **{f"{s}_keys": (lambda s=s: source_layouts()[s].keys)
+           for s in ("torchvision", "wrn", "fbresnet")},
+    }
+    if name not in tables:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    if name not in _WARNED:
+        import warnings
 
-    A unit that shares its pre-activation is ``Sequential(BN, ReLU, ConcatTable(branch,
-    shortcut), CAddTable)`` with branch ``(conv, BN, ReLU, conv[, BN, ReLU, conv])`` and a
-    projection shortcut ``Sequential(conv)``; any other unit is ``Sequential(ConcatTable(
-    branch, Identity), CAddTable)`` with branch ``(BN, ReLU, conv, BN, ReLU, conv, ...)``.
-    """
-    yield from _conv_kernel("0.weight", _layer(model, "stem_conv"))
-    units = _units(model)
-    for stage, unit, layer in units:
-        prefix = f"{stage}.{unit - 1}"
-        shared = layer.changes_shape or layer.share_preactivation
-        if shared:
-            yield from _bn(f"{prefix}.0", layer.norms[0])
-            branch = f"{prefix}.2.0"
-            steps = []  # conv, BN, ReLU, conv, ...
-            for i, conv in enumerate(layer.convs):
-                if i:
-                    steps += [("bn", layer.norms[i]), ("relu", None)]
-                steps.append(("conv", conv))
-        else:
-            branch = f"{prefix}.0.0"
-            steps = []
-            for i, conv in enumerate(layer.convs):
-                steps += [("bn", layer.norms[i]), ("relu", None), ("conv", conv)]
-        for index, (kind, part) in enumerate(steps):
-            if kind == "conv":
-                yield f"{branch}.{index}.weight", Target(part.kernel, _conv)
-            elif kind == "bn":
-                yield from _bn(f"{branch}.{index}", part)
-        if layer.projection is not None:
-            yield f"{prefix}.2.1.0.weight", Target(layer.projection.kernel, _conv)
-    last_stage = units[-1][0] if units else 3
-    yield from _bn(f"{last_stage + 1}", _layer(model, "final_bn"))
-    yield from _head(f"{last_stage + 5}", model)
+        _WARNED.add(name)
+        warnings.warn(
+            f"keras_gated.convert.{name} is deprecated: the families declare their layouts "
+            "(keras_gated.convert.source_layouts()).", DeprecationWarning, stacklevel=2)
+    return tables[name]()
 
 
-KEY_MAPS: dict[str, Callable[[keras.Model], Iterator[tuple[str, Target]]]] = {
-    "torchvision": torchvision_keys,
-    "wrn": wrn_keys,
-    "fbresnet": fbresnet_keys,
-}
-
-
-def _check_source(source: str) -> str:
-    if source not in SOURCES:
-        raise ConversionError(f"Unknown source layout {source!r}; choose one of {', '.join(SOURCES)}.")
-    return source
+_WARNED: set[str] = set()
 
 
 # -- loading ---------------------------------------------------------------------------
@@ -276,7 +231,7 @@ def load_state_dict(
 
 def _load_arrays(model: keras.Model, arrays: Mapping[str, np.ndarray], epsilon: float, source: str) -> keras.Model:
     plan: dict[str, Target] = {}
-    for key, target in KEY_MAPS[_check_source(source)](model):
+    for key, target in _converter(source).keys(model):
         if key in plan:  # a bug in a key map, never the user's
             raise AssertionError(f"key {key!r} is mapped twice")
         plan[key] = target
@@ -316,11 +271,6 @@ def _all_layers(model: keras.Model) -> Iterator[keras.layers.Layer]:
         yield layer
 
 
-def infer_shortcut(arrays: Mapping[str, np.ndarray]) -> str:
-    """fbresnet layout: ``"projection"`` if stage 2's first unit has a 1×1 shortcut conv."""
-    return "projection" if "2.0.2.1.0.weight" in arrays else "zeropad"
-
-
 def convert(
     arch: str,
     state_dict: str | os.PathLike | Mapping[str, Any] | Any,
@@ -340,21 +290,17 @@ def convert(
     """
     from keras_gated.registry import create_model, get_model_entry
 
-    _check_source(source)
+    layout = _converter(source)
     get_model_entry(arch)  # an unknown name fails here, with the registry's message
-    if not arch.startswith(SOURCE_ARCHS[source]):
+    if not arch.startswith(layout.archs):
         raise ConversionError(
-            f"The {source} layout feeds {', '.join(a + '*' for a in SOURCE_ARCHS[source])} "
+            f"The {source} layout feeds {', '.join(a + '*' for a in layout.archs)} "
             f"models, not {arch!r}."
         )
     arrays, epsilon = read_source(state_dict)
-    head = {"torchvision": "fc.bias", "wrn": "fc.bias"}.get(source)
-    if source == "fbresnet":
-        model_kwargs.setdefault("shortcut", infer_shortcut(arrays))
-        bias_keys = [k for k in arrays if k.count(".") == 1 and k.endswith(".bias") and arrays[k].ndim == 1]
-        head = max(bias_keys, key=lambda k: int(k.split(".")[0]), default=None)
-    if head in arrays:
-        model_kwargs.setdefault("classes", int(arrays[head].shape[0]))
+    if layout.model_kwargs is not None:
+        for key, value in layout.model_kwargs(arrays).items():
+            model_kwargs.setdefault(key, value)
     model = create_model(arch, **model_kwargs)
     _load_arrays(model, arrays, epsilon, source)
     if out is not None:

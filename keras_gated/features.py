@@ -2,23 +2,25 @@
 segmentation heads need, in timm's (``features_only``, ``out_indices``, ``feature_info``)
 and keras-hub's (``pyramid_outputs``) vocabulary.
 
-A *stage* ends where the next stride-2 block starts. The feature of a stage is the output
-of its last block; for the pre-activation nets the last stage's feature is taken after
-the final BN-ReLU (``final_relu``), the only normalised output they have, as timm does
-for its pre-act ResNets. ResNet-50 and HighwayNet50 also expose the stem (reduction 2),
-as timm's ``resnet50`` does.
+The feature of a stage is the output of its last block (``keras_gated.layers.Block``
+with that ``stage``; blocks saved without a stage are grouped by the size of their output
+maps, since a stage ends where the next one downsamples). A family may declare, in its
+spec (``keras_gated.models.family_spec``), a layer that replaces the last stage's block
+as its feature (the pre-activation nets: the final BN-ReLU, ``final_relu``, their only
+normalised output, as timm does for its pre-act ResNets) and a stem feature (ResNet-50
+and HighwayNet50: ``stem_relu``, reduction 2, as timm's ``resnet50`` exposes it).
 """
 
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import keras
 
-BLOCK_NAME = re.compile(r"^(?P<stage>(stage|conv)\d+)_(unit|block|highway)\d+$")
+from keras_gated.layers.block import Block
+from keras_gated.models.family_spec import feature_layer_names
 
 
 @dataclass(frozen=True)
@@ -34,11 +36,15 @@ class FeatureInfo:
 
 
 def _stage_ends(model: keras.Model) -> list[str]:
-    last: dict[str, str] = {}
+    """The last block of every stage of a convolutional net, shallow to deep."""
+    last: dict[object, str] = {}
     for layer in model.layers:
-        match = BLOCK_NAME.match(layer.name)
-        if match:
-            last[match.group("stage")] = layer.name
+        if not isinstance(layer, Block) or len(layer.output.shape) != 4:
+            continue  # feature maps are images: fully-connected blocks have none
+        # A stage's number, or (saved without one) the size of its maps.
+        stage = layer.stage if layer.stage is not None else ("size", *layer.output.shape[1:3])
+        last.pop(stage, None)
+        last[stage] = layer.name
     return list(last.values())
 
 
@@ -50,12 +56,13 @@ def feature_layers(model: keras.Model) -> list[str]:
             f"{model.name} has no convolutional stages (fully-connected nets have no feature "
             "maps); features_only works for the CIFAR and ImageNet convolutional families."
         )
-    layer_names = {layer.name for layer in model.layers}
-    if "stem_relu" in layer_names:
-        names.insert(0, "stem_relu")
-    if "final_relu" in layer_names:
-        names[-1] = "final_relu"
-    return names
+    layer_names = [layer.name for layer in model.layers]
+    stems, finals = feature_layer_names()
+    stem = [name for name in layer_names if name in stems]
+    final = [name for name in layer_names if name in finals]
+    if final:
+        names[-1] = final[-1]
+    return stem[:1] + names
 
 
 def feature_info(model: keras.Model) -> list[FeatureInfo]:

@@ -6,32 +6,65 @@ u = g(k)·f_r(x) + s(x) (ResNet-50: u = ReLU(g(k)·F(x) + s(x))), with k started
 Since g(1) = 1 for g = ReLU or the identity, the twin computes exactly what the
 original computes; from there k can be fine-tuned, read, and used to remove or prune
 blocks (``keras_gated.gates``). Works on any model built from keras-gated's
-``PreActUnit`` / ``ResNetBottleneck`` blocks, including published weights brought in
-with ``keras_gated.convert``.
+gateable blocks (``keras_gated.layers.Block`` classes that declare ``gateable``, such
+as ``PreActUnit`` and ``ResNetBottleneck``) and on the residual merges a family declares
+(``FamilySpec.residual_merge``), including published weights brought in with
+``keras_gated.convert``. The gated twin's name comes from the families' declared
+``twins``.
 """
 
 from __future__ import annotations
 
-import re
-
 import keras
 
-GATEABLE_BLOCKS = ("PreActUnit", "ResNetBottleneck")
-# A residual FC net's block ends in an Add([branch, input]) named block<i>: the residual
-# form of a Residual Gate with g(k) = 1.
-RESIDUAL_MERGE = re.compile(r"^block\d+$")
-# Registry names of ungated families and of their gated twins.
-TWIN_PREFIXES = (("preactresnet", "gresnet"), ("wrn_", "gwrn_"), ("resnet50", "gresnet50"),
-                 ("resnetfc", "gresnetfc"))
+from keras_gated.layers.block import Block
+from keras_gated.models import family_spec
+
 EXACT_GATES = ("relu", "identity")  # g(1) = 1: the twin starts as the original
 
 
 def twin_name(name: str) -> str:
     """``preactresnet20`` -> ``gresnet20``, ``wrn_16_2`` -> ``gwrn_16_2``; else ``name_gated``."""
-    for plain, gated in TWIN_PREFIXES:
-        if name.startswith(plain):
-            return gated + name[len(plain):]
-    return f"{name}_gated"
+    return family_spec.twin_name(name)
+
+
+def gateable_layers(model: keras.Model) -> tuple[list[keras.layers.Layer], list[keras.layers.Layer]]:
+    """(the gateable blocks, the declared residual merges) of ``model``, in model order."""
+    blocks = [layer for layer in model.layers if isinstance(layer, Block) and layer.gateable]
+    merges = [layer for layer in model.layers if family_spec.is_residual_merge(layer)]
+    return blocks, merges
+
+
+def can_gate(model: keras.Model) -> bool:
+    """Whether ``gate`` finds anything to gate in ``model``."""
+    blocks, merges = gateable_layers(model)
+    return bool(blocks or merges)
+
+
+def __getattr__(name: str):
+    """The tables this module kept before the families declared their twins and blocks."""
+    tables = {
+        "TWIN_PREFIXES": lambda: tuple(t for s in family_spec.specs() for t in s.twins),
+        "GATEABLE_BLOCKS": lambda: tuple(
+            cls.__name__ for cls in _subclasses(Block) if cls.__dict__.get("gateable")),
+    }
+    if name not in tables:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    if name not in _WARNED:
+        import warnings
+
+        _WARNED.add(name)
+        warnings.warn(f"keras_gated.gating.{name} is deprecated: the families declare it "
+                      "(keras_gated.models.family_spec, keras_gated.layers.Block).",
+                      DeprecationWarning, stacklevel=2)
+    return tables[name]()
+
+
+_WARNED: set[str] = set()
+
+
+def _subclasses(cls: type) -> list[type]:
+    return [c for sub in cls.__subclasses__() for c in (sub, *_subclasses(sub))]
 
 
 def gate(model: keras.Model, gate: str = "relu") -> keras.Model:
@@ -54,16 +87,17 @@ def gate(model: keras.Model, gate: str = "relu") -> keras.Model:
         )
     if not hasattr(model, "get_config") or not isinstance(model, keras.Model):
         raise TypeError(f"gate() takes a keras.Model, got {type(model).__name__}.")
-    config = model.get_config()
-    blocks = [c for c in config.get("layers", []) if c.get("class_name") in GATEABLE_BLOCKS]
-    merges = [c for c in config.get("layers", [])
-              if c.get("class_name") == "Add" and RESIDUAL_MERGE.match(c["config"]["name"])]
-    if not blocks and not merges:
+    block_layers, merge_layers = gateable_layers(model)
+    if not block_layers and not merge_layers:
         raise ValueError(
-            f"{model.name} has no residual blocks to gate (PreActUnit or ResNetBottleneck "
-            "layers, or residual Add merges); gate() works on pre-act ResNets, Wide ResNets, "
-            "ResNet-50 and residual FC nets."
+            f"{model.name} has no residual blocks to gate (gateable blocks such as PreActUnit "
+            "or ResNetBottleneck layers, or residual Add merges); gate() works on pre-act "
+            "ResNets, Wide ResNets, ResNet-50 and residual FC nets."
         )
+    config = model.get_config()
+    by_name = {c["config"]["name"]: c for c in config.get("layers", [])}
+    blocks = [by_name[layer.name] for layer in block_layers]
+    merges = [by_name[layer.name] for layer in merge_layers]
     already = [c["config"]["name"] for c in blocks if c["config"].get("gate") is not None]
     if already:
         raise ValueError(f"{model.name} is gated already (block {already[0]!r} has a gate).")

@@ -26,7 +26,7 @@ from keras_gated.registry import get_model_entry, is_model, list_models
 
 ROOT = Path(__file__).resolve().parent.parent
 ZOO = ROOT / "zoo"
-DATA_FILES = sorted((ROOT / "keras_gated" / "models").glob("*.json"))
+DATA_FILES = sorted((ROOT / "keras_gated" / "models").rglob("*.json"))
 ALL_IDS = list_pretrained() + list_pretrained(planned=True)
 
 

@@ -8,8 +8,8 @@ equals ``metrics.json``, writes ``zoo/<weight id>/`` with ``keras_gated.pretrain
 save_zoo_folder`` (Keras save files, model card, metrics.json, training log) and prints
 its ``PretrainedCfg`` as JSON (sha256 pinned, revision None until published).
 ``--register`` writes that entry into the data file of the model's family
-(``keras_gated/models/<family module>.json``) and rewrites the zoo tables: the full ones
-in ``docs/zoo.md``, the short released-weights table in the README.
+(``keras_gated/models/<family>/<family module>.json``) and rewrites the zoo tables: the
+full ones in ``docs/zoo.md``, the short released-weights table in the README.
 """
 
 from __future__ import annotations
@@ -38,12 +38,14 @@ CAVEAT_HEADING = "Caveat"
 
 
 def cfg_file(weight_id: str, folder: Path = CFGS_DIR) -> Path:
-    """The data file of ``weight_id``'s family in ``folder``: named after the module that
-    defines the model (``gresnet20`` -> ``preact_resnet.json``)."""
+    """The data file of ``weight_id``'s family in ``folder``: in the family's folder, named
+    after the module that defines the model (``gresnet20`` ->
+    ``preact_resnet/preact_resnet.json``)."""
     from keras_gated.registry import get_model_entry
 
     constructor = get_model_entry(split_weight_id(weight_id)[0]).constructor
-    return folder / f"{constructor.__module__.rsplit('.', 1)[-1]}.json"
+    family, _, module = constructor.__module__.removeprefix("keras_gated.models.").rpartition(".")
+    return folder / family.replace(".", "/") / f"{module}.json"
 
 
 def register(cfg, folder: Path = CFGS_DIR) -> Path:
@@ -52,6 +54,7 @@ def register(cfg, folder: Path = CFGS_DIR) -> Path:
     from keras_gated.registry.weights import write_cfg
 
     path = cfg_file(cfg.weight_id, folder)
+    path.parent.mkdir(parents=True, exist_ok=True)
     write_cfg(cfg, path)
     return path
 
@@ -60,7 +63,7 @@ def registered_cfgs(folder: Path = CFGS_DIR) -> list:
     """Every config (released and planned) of the data files in ``folder``, as on disk."""
     from keras_gated.registry.weights import read_cfg_file
 
-    return [cfg for path in sorted(folder.glob("*.json")) for cfg in read_cfg_file(path)]
+    return [cfg for path in sorted(folder.rglob("*.json")) for cfg in read_cfg_file(path)]
 
 
 def short_table(cfgs) -> str:

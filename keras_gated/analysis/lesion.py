@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import copy
 import itertools
-import re
 from collections import OrderedDict
 from collections.abc import Sequence
 
@@ -25,34 +24,39 @@ import numpy as np
 from keras_gated.analysis.prune import _inputs_of
 from keras_gated.analysis.removal import _gated, _Removed, accuracy, removable_blocks
 from keras_gated.gating import _residual_gate, gated_blocks
+from keras_gated.layers.block import Block
+from keras_gated.layers.highway import Highway
+from keras_gated.layers.highway_bottleneck import HighwayBottleneck
 
-STAGE_PATTERN = re.compile(r"^(?P<stage>.+?)_(unit|block|highway)\d+$")
 CLOSED_BIAS = -1e4  # sigmoid(-1e4) is exactly 0 in float32
 
 
-def stage_of(block: str) -> str | None:
-    """``stage2_unit3`` -> ``stage2``; ``conv3_block2`` -> ``conv3``; FC ``block4`` -> None."""
-    match = STAGE_PATTERN.match(block)
-    return match.group("stage") if match else None
+def stage_of(block: keras.layers.Layer) -> str | None:
+    """The stage label of a block: ``stage2``, ``conv3`` (ImageNet nets); None for a
+    block without a stage (fully-connected nets)."""
+    return block.stage_label if isinstance(block, Block) else None
 
 
 def stages(model: keras.Model) -> "OrderedDict[str, list[str]]":
     """Stage -> its gated/residual blocks in order (FC nets: one stage, ``"all"``)."""
     result: OrderedDict[str, list[str]] = OrderedDict()
-    for name in _block_names(model):
-        result.setdefault(stage_of(name) or "all", []).append(name)
+    for layer in _blocks(model):
+        result.setdefault(stage_of(layer) or "all", []).append(layer.name)
     return result
 
 
-def _block_names(model: keras.Model) -> list[str]:
-    names = list(gated_blocks(model))
-    if names:
-        return names
-    return [layer.name for layer in model.layers if STAGE_PATTERN.match(layer.name)]
+def _blocks(model: keras.Model) -> list[keras.layers.Layer]:
+    """The gated blocks, or for an ungated net its blocks."""
+    gated = list(gated_blocks(model).values())
+    if gated:
+        return gated
+    return [layer for layer in model.layers if isinstance(layer, Block)]
 
 
 def _lesionable_highway(layer) -> bool:
-    return getattr(layer, "variant", None) == "coupled" or layer.__class__.__name__ == "HighwayBottleneck"
+    """A coupled Highway layer or bottleneck: T = 0 leaves its carry, y = c(x)."""
+    return isinstance(layer, HighwayBottleneck) or (
+        isinstance(layer, Highway) and layer.variant == "coupled")
 
 
 def lesion_accuracies(model: keras.Model, x, y, *, batch_size: int = 256) -> dict[str, float]:

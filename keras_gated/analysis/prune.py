@@ -64,7 +64,8 @@ def prune(model: keras.Model, blocks: Iterable[str], name: str | None = None) ->
         if not _is_identity_block(layer):  # guarded above; kept for clarity
             raise ValueError(f"Block {block!r} is not an identity block.")
         inputs = _inputs_of(by_name[block])
-        # A PreActUnit/ResNetBottleneck has one input; an FC merge [branch, shortcut].
+        # A block whose gate is a sub-layer has one input; a block that is its own gate
+        # (an FC net's merge) has two, [branch, shortcut].
         shortcut = inputs[1] if isinstance(layer, ResidualGate) else inputs[0]
         replacement[block] = list(shortcut)
 

@@ -16,7 +16,8 @@ import keras
 import numpy as np
 
 from keras_gated.gating import _residual_gate, gate_values, gated_blocks, set_gate
-from keras_gated.gating import GATEABLE_BLOCKS, RESIDUAL_MERGE, gate
+from keras_gated.gating import can_gate, gate
+from keras_gated.layers.block import Block
 
 ORDERS = ("gate", "random", "position")
 
@@ -32,20 +33,13 @@ def _gated(model: keras.Model) -> keras.Model:
     gated twin."""
     if any(_residual_gate(layer) is not None for layer in gated_blocks(model).values()):
         return model
-    if any(layer.__class__.__name__ in GATEABLE_BLOCKS or
-           (isinstance(layer, keras.layers.Add) and RESIDUAL_MERGE.match(layer.name))
-           for layer in model.layers):
+    if can_gate(model):
         return gate(model)
     return model
 
 
 def _is_identity_block(layer) -> bool:
-    if getattr(layer, "changes_shape", False) or getattr(layer, "share_preactivation", False):
-        return False
-    gate_layer = _residual_gate(layer)
-    if gate_layer is None or gate_layer.gate == "sigmoid":
-        return False
-    return True
+    return isinstance(layer, Block) and layer.removable
 
 
 def removable_blocks(model: keras.Model) -> list[str]:

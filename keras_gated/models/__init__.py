@@ -1,4 +1,6 @@
-"""Model families, each an applications-style constructor (see ``builder.py``)."""
+"""Model families, each a folder ``<family>/`` (constructors, released-weight configs,
+converter, declared spec: ``family_spec.py``) imported here by one line; the
+constructors are applications-style (see ``builder.py``)."""
 
 from keras_gated.models.fc_nets import (
     GPlainNet,

@@ -1,8 +1,7 @@
-"""BibTeX of the papers behind each architecture, for model cards."""
+"""BibTeX of the papers behind each architecture, for model cards: the entries, by key;
+which keys an architecture cites is declared by its family (``FamilySpec.citations``)."""
 
 from __future__ import annotations
-
-import fnmatch
 
 PAPERS = {
     "srivastava2015highway": """@article{srivastava2015highway,
@@ -43,30 +42,32 @@ PAPERS = {
 }""",
 }
 
-# Architecture name patterns -> the papers they come from; the first matching row applies.
-CITED_BY = (
-    ("highwaynet50*", ("greff2017highway", "srivastava2015highway", "he2016deep")),
-    ("highway*", ("srivastava2015highway",)),
-    ("gresnet50*", ("savarese2017residual", "he2016deep")),
-    ("gresnetfc*", ("savarese2017residual",)),
-    ("gresnet*", ("savarese2017residual", "he2016identity")),
-    ("resnet50*", ("he2016deep",)),
-    ("resnetfc*", ("savarese2017residual",)),
-    ("preactresnet*", ("he2016identity",)),
-    ("gwrn_*", ("savarese2017residual", "zagoruyko2016wide")),
-    ("wrn_*", ("zagoruyko2016wide",)),
-    ("*plainnet*", ("savarese2017residual",)),
-)
-
 
 def citation_keys(arch: str) -> list[str]:
-    """The BibTeX keys of the papers behind ``arch`` (empty when none is known)."""
-    for pattern, cited in CITED_BY:
-        if fnmatch.fnmatch(arch, pattern):
-            return list(cited)
-    return []
+    """The BibTeX keys of the papers behind ``arch`` (empty when none is known), as its
+    family declares them (``FamilySpec.citations``)."""
+    from keras_gated.models.family_spec import citation_keys as declared
+
+    return declared(arch)
 
 
 def bibtex(arch: str) -> str:
     """The BibTeX entries of ``arch``'s papers (empty when none is known)."""
-    return "\n\n".join(PAPERS[key] for key in citation_keys(arch))
+    from keras_gated.models.family_spec import papers
+
+    entries = {**papers(), **PAPERS}
+    return "\n\n".join(entries[key] for key in citation_keys(arch))
+
+
+def __getattr__(name: str):
+    """``CITED_BY``, the table this module kept before the families declared their papers."""
+    if name != "CITED_BY":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import warnings
+
+    from keras_gated.models.family_spec import specs
+
+    warnings.warn("keras_gated.pretrained.citations.CITED_BY is deprecated: each family "
+                  "declares its citations (FamilySpec.citations).", DeprecationWarning,
+                  stacklevel=2)
+    return tuple(row for spec in specs() for row in spec.citations)

@@ -46,7 +46,7 @@ def test_release_writes_a_zoo_folder_and_registers_it(tmp_path, tiny):
     assert len(registered) == 1 and isinstance(registered[0], PretrainedCfg)
     assert registered[0].weight_id == "gresnetfc2.tiny"
     assert registered[0].sha256 == kg.pretrained.sha256_of(zoo / "model.weights.h5")
-    [data_file] = cfgs.glob("*.json")  # the family module's data file, parsed back
+    [data_file] = cfgs.rglob("*.json")  # the family module's data file, parsed back
     assert data_file.name == f"{kg.GResNetFC.__module__.rsplit('.', 1)[-1]}.json"
 
 
@@ -84,12 +84,12 @@ def test_a_bad_twin_is_refused_before_anything_is_written(tiny):
     cfgs, zoo = tiny.cfgs, tiny.zoo
     runs = {"gresnetfc2": tiny.train("gresnetfc2", 1), "resnetfc2": tiny.train("resnetfc2", 2)}
     release.release(runs["gresnetfc2"], zoo=zoo, register_in=cfgs)
-    before = {p.name: p.read_text() for p in cfgs.glob("*.json")}
+    before = {p.name: p.read_text() for p in cfgs.rglob("*.json")}
     with pytest.raises(ValueError, match="not released"):
         release.release(runs["resnetfc2"], zoo=zoo, register_in=cfgs, twins=["plainnet2.tiny"])
     with pytest.raises(ValueError, match="not twins"):  # 2 epochs vs 1
         release.release(runs["resnetfc2"], zoo=zoo, register_in=cfgs, twins=["gresnetfc2.tiny"])
-    assert {p.name: p.read_text() for p in cfgs.glob("*.json")} == before
+    assert {p.name: p.read_text() for p in cfgs.rglob("*.json")} == before
     assert not (zoo / "resnetfc2.tiny").exists()
     assert "Twin comparison" not in (zoo / "gresnetfc2.tiny" / "README.md").read_text()
 

@@ -29,7 +29,7 @@ from keras_gated.models.builder import (
     public_constructor,
     renamed_arguments,
 )
-from keras_gated.models.preact_resnet import preact_resnet_features
+from keras_gated.models.preact_resnet.preact_resnet import preact_resnet_features
 from keras_gated.registry import register_family
 
 # (depth, widen factor) of the registered Wide ResNets: WRN Tables 5-6 and Residual Gates.

@@ -32,7 +32,7 @@ from keras_gated.models.builder import (
     build_application,
     public_constructor,
 )
-from keras_gated.models.resnet import (
+from keras_gated.models.resnet.resnet import (
     imagenet_stages,
     imagenet_stem,
 )
