@@ -1,4 +1,5 @@
-"""gate_values / set_gate / remove_block on whole models."""
+"""gate_values / set_gate / remove_block on whole models; gate() and prune() on one
+model of every registered constructor."""
 
 from collections import OrderedDict
 
@@ -7,7 +8,11 @@ import numpy as np
 import pytest
 
 import keras_gated as kg
+from keras_gated.analysis import prune, removable_blocks
+from keras_gated.layers import Block
+from keras_gated.registry import is_model
 from tests.helpers import images, to_numpy
+from tests.models.test_families import one_per_constructor
 
 
 def test_gresnet_gate_values_are_raw_k_in_model_order():
@@ -78,3 +83,48 @@ def test_the_old_gates_module_warns_and_gives_the_gating_functions():
     for name in ("gate_values", "set_gate", "remove_block", "gated_blocks", "gate_variables"):
         assert getattr(old, name) is getattr(gating, name)
     assert kg.gate_values is gating.gate_values and kg.gate is gating.gate
+
+
+# -- Registry-wide: every registered model gates to its exact twin and prunes exactly ----
+def gate_variables(model) -> list:
+    """The k of every Residual Gate of ``model``'s blocks."""
+    return [layer.gate_layer().k for layer in model.layers
+            if isinstance(layer, Block) and layer.gate_layer() is not None]
+
+
+@pytest.mark.parametrize("name", one_per_constructor())
+def test_every_registered_model_gates_to_its_exact_twin_or_says_why_not(name):
+    model = kg.create_model(name)
+    if not kg.gating.can_gate(model):
+        with pytest.raises(ValueError, match="no residual blocks"):
+            kg.gate(model)
+        return
+    if gate_variables(model):
+        with pytest.raises(ValueError, match="gated already"):
+            kg.gate(model)
+        return
+    gated = kg.gate(model)
+    assert gated.name == kg.gating.twin_name(name) and is_model(gated.name)
+    blocks, merges = kg.gating.gateable_layers(model)
+    assert len(gate_variables(gated)) == len(blocks) + len(merges) > 0
+    x = images(2, model.input_shape[1:])
+    np.testing.assert_allclose(to_numpy(gated(x, training=False)),
+                               to_numpy(model(x, training=False)), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("name", one_per_constructor())
+def test_every_registered_model_prunes_its_removable_blocks_exactly(name):
+    model = kg.create_model(name)
+    blocks = removable_blocks(model)
+    if not blocks:
+        with pytest.raises(ValueError, match="cannot be pruned"):
+            prune(model, ["any_block"])
+        return
+    pruned = prune(model, [blocks[-1]])
+    assert blocks[-1] not in [layer.name for layer in pruned.layers]
+    reference = model if gate_variables(model) else kg.gate(model)
+    kg.remove_block(reference, blocks[-1])
+    x = images(2, model.input_shape[1:])
+    np.testing.assert_allclose(to_numpy(pruned(x, training=False)),
+                               to_numpy(reference(x, training=False)), rtol=1e-5, atol=1e-6)
+    assert pruned.count_params() < reference.count_params()

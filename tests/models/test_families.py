@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import keras_gated as kg
+from keras_gated.pretrained.citations import bibtex, citation_keys
 from keras_gated.registry import get_model_entry
 from tests.conftest import ONCE_BACKEND
 from tests.helpers import assert_round_trip, images, to_numpy
@@ -82,6 +83,15 @@ def test_registered_model_builds_and_runs(name):
 @pytest.mark.parametrize("name", one_per_constructor())
 def test_round_trip(name, tmp_path):
     check_round_trip(name, tmp_path)
+
+
+@pytest.mark.parametrize("name", kg.list_models())
+def test_every_registered_model_is_cited(name):
+    """Its family declares the papers behind it, and their BibTeX entries exist."""
+    keys = citation_keys(name)
+    assert keys, f"{name}: declare its papers in its family's spec (FamilySpec.citations)"
+    entries = bibtex(name)
+    assert all(entries.count(f"{{{key},") == 1 for key in keys)
 
 
 CIFAR = (32, 32, 3)

@@ -3,12 +3,15 @@ against closed-form counts written here, never numbers read off a built model.
 
 ``EXPECTED`` must hold every registered name (or ``EXEMPT`` must say why not): a family
 that registers a model without a count fails ``test_every_registered_model_has_a_count``.
+A family may declare its counts in its spec (``FamilySpec.parameter_counts``); they join
+``EXPECTED``.
 """
 
 import numpy as np
 import pytest
 
 import keras_gated as kg
+from keras_gated.models.family_spec import parameter_counts
 from keras_gated.registry import get_model_entry
 from tests.helpers import images, to_numpy, trainable_count
 
@@ -74,6 +77,7 @@ EXPECTED = {
     # Greff et al. 2017 Table 1b: the widths reduced to stay within 1 % of ResNet-50.
     "highwaynet50": 25_386_870,
     "highwaynet50_full": 25_386_870,
+    **parameter_counts(),  # the families' own declarations
 }
 # Registered names whose count is not checked, with the reason.
 EXEMPT: dict[str, str] = {}
