@@ -1,199 +1,218 @@
-"""CONTRIBUTING.md's "add a family" steps, followed for a throw-away family: a tiny gated
-FC net in a temporary package (its block in ``layers/``, its module in ``models/``
-registering itself, one import line in ``models/__init__.py``). The family is then found
-by ``list_models``, ``create_model`` and the checks the parametrized tests run on every
-registered name; the registry is cleaned afterwards."""
+"""Adding a family is one folder and one import line (CONTRIBUTING.md, "Add a family").
+
+A tiny convolutional family, an ungated net and its gated twin, is written into a
+temporary copy of the package as ``keras_gated/models/tiny_net/`` (its block, its
+constructors, its weight configs and its spec) plus one import line in
+``keras_gated/models/__init__.py``. The registry-wide tests then run on it, in a fresh
+process that imports the copy: it is listed, built, saved and loaded (.keras), gated
+(``gate()``), feature-extracted (``features_only``), pruned, cited and counted, with no
+other file of the package or of the tests changed.
+"""
 
 from __future__ import annotations
 
-import importlib
+import filecmp
+import os
+import re
+import shutil
+import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
 import keras
-import pytest
 
-import keras_gated as kg
-import keras_gated.pretrained
-from keras_gated.registry import get_model_entry, unregister_family
-from tests import test_registry, test_timm_api
-from tests.conftest import ONCE_BACKEND
-from tests.helpers import trainable_count
-from tests.models import test_application_api, test_families, test_parameter_counts
+ROOT = Path(__file__).resolve().parents[1]
+IMPORT_LINE = "from keras_gated.models.tiny_net import GTinyNet, TinyNet  # noqa: E402\n"
+NAMES = ("tinynet1", "tinynet2", "gtinynet1", "gtinynet2")
 
-PACKAGE = "tinyzoo_for_tests"
+FAMILY = {
+    "__init__.py": '''
+        """Tiny convolutional nets and their gated twins: the family a test adds."""
 
-BLOCK = '''
-"""u = g(k)·ReLU(W x + b) + x: a one-layer residual block with a Residual Gate."""
+        from keras_gated.models.tiny_net.tiny_net import GTinyNet, TinyNet, TinyBlock
+        from keras_gated.models.tiny_net.spec import SPEC
+    ''',
+    "tiny_net.py": '''
+        """Tiny nets: stem conv -> two stages of ``depth`` blocks (a max-pool between) -> head.
 
-import keras
+        Block: u = g(k)·ReLU(conv3x3(x)) + x (gated), u = ReLU(conv3x3(x)) + x (ungated).
+        The block names say nothing of their stage: the blocks record it themselves.
+        """
 
-from keras_gated.layers.residual_gate import ResidualGate
+        import keras
 
+        from keras_gated.layers.block import Block
+        from keras_gated.layers.residual_gate import ResidualGate
+        from keras_gated.models.application import (
+            APPLICATION_ARGUMENTS, CIFAR_INPUT, build_application, public_constructor,
+        )
+        from keras_gated.registry import register_family
 
-@keras.saving.register_keras_serializable(package="{package}")
-class TinyGatedBlock(keras.layers.Layer):
-    def __init__(self, gate="relu", **kwargs):
-        super().__init__(**kwargs)
-        self.gate = gate
-        self.dense = None
-        self.residual_gate = None
-
-    def build(self, input_shape):
-        units = input_shape[-1]
-        self.dense = keras.layers.Dense(units, activation="relu", name="dense")
-        self.dense.build(input_shape)
-        self.residual_gate = ResidualGate(self.gate, form="residual", name="gate")
-        self.residual_gate.build([input_shape, input_shape])
-
-    def call(self, x):
-        return self.residual_gate([self.dense(x), x])
-
-    def get_config(self):
-        return {{**super().get_config(), "gate": self.gate}}
-'''
-
-MODULE = '''
-"""Tiny gated FC nets: flatten -> Dense(width) -> depth TinyGatedBlocks -> head."""
-
-import keras
-
-from keras_gated.models.application import (
-    APPLICATION_ARGUMENTS, MNIST_FC_INPUT, build_application, public_constructor,
-)
-from keras_gated.registry import register_family
-from {package}.layers.tiny_block import TinyGatedBlock
-
-WIDTH = 8
+        WIDTH = 4
 
 
-def tiny_name(depth):
-    return f"tinygated{{depth}}"
+        @keras.saving.register_keras_serializable(package="keras_gated")
+        class TinyBlock(Block):
+            gateable = True
+
+            def __init__(self, gate=None, **kwargs):
+                super().__init__(**kwargs)
+                self.gate = gate
+
+            def build(self, input_shape):
+                self.conv = keras.layers.Conv2D(input_shape[-1], 3, padding="same",
+                                                activation="relu", name="conv")
+                self.conv.build(input_shape)
+                self.residual_gate = None
+                if self.gate is not None:
+                    self.residual_gate = ResidualGate(self.gate, form="residual", name="gate")
+                    self.residual_gate.build([input_shape, input_shape])
+
+            def call(self, x):
+                r = self.conv(x)
+                return r + x if self.residual_gate is None else self.residual_gate([r, x])
+
+            def compute_output_shape(self, input_shape):
+                return input_shape
+
+            def get_config(self):
+                return {**super().get_config(), "gate": self.gate}
 
 
-@public_constructor(*APPLICATION_ARGUMENTS, defaults={{"classes": 10}})
-def TinyGatedNet(depth=2, **kwargs):
-    """A tiny gated FC net of ``depth`` blocks."""
-    def features(x):
-        x = keras.layers.Flatten(name="flatten")(x)
-        x = keras.layers.Dense(WIDTH, name="stem")(x)
-        for i in range(1, depth + 1):
-            x = TinyGatedBlock(name=f"block{{i}}")(x)
-        return x
+        def _tiny(prefix, depth, gate, **application):
+            def features(x):
+                x = keras.layers.Conv2D(WIDTH, 3, padding="same", name="stem")(x)
+                for stage in (1, 2):
+                    if stage > 1:
+                        x = keras.layers.MaxPooling2D(2, name=f"pool{stage}")(x)
+                    for i in range(1, depth + 1):
+                        x = TinyBlock(gate, stage=stage, name=f"b{stage}{i}")(x)
+                return x
 
-    arguments = dict(include_top=True, weights=None, input_tensor=None, input_shape=None,
-                     pooling=None, classes=10, classifier_activation="softmax",
-                     include_preprocessing=True, name=None)
-    arguments.update(kwargs)
-    return build_application(features, arch=tiny_name(depth), spec=MNIST_FC_INPUT,
-                             **arguments)
+            return build_application(features, arch=f"{prefix}{depth}", spec=CIFAR_INPUT,
+                                     **application)
 
 
-register_family(
-    "tinygated",
-    TinyGatedNet,
-    arch_name=tiny_name,
-    configs=[{{"depth": 2}}, {{"depth": 3}}],
-    description="Tiny gated FC net, {{depth}} blocks",
-    default_recipe="rg_mnist_fc",
-)
-'''
+        @public_constructor(*APPLICATION_ARGUMENTS, defaults={"classes": 10})
+        def TinyNet(depth=1, **kwargs):
+            """A tiny residual net of ``depth`` blocks per stage."""
+            return _tiny("tinynet", depth, None, **kwargs)
 
 
-def tiny_count(depth: int) -> int:
-    """Closed form: stem 784·8 + 8, per block 8·8 + 8 + one k, head 8·10 + 10."""
-    return 784 * 8 + 8 + depth * (8 * 8 + 8 + 1) + 8 * 10 + 10
+        @public_constructor(*APPLICATION_ARGUMENTS, defaults={"classes": 10})
+        def GTinyNet(depth=1, gate="relu", **kwargs):
+            """TinyNet with one Residual Gate per block."""
+            return _tiny("gtinynet", depth, gate, **kwargs)
 
 
-def write_family(root: Path) -> Path:
-    """The package as CONTRIBUTING.md's steps make it; returns the module's data file."""
-    package = root / PACKAGE
-    (package / "layers").mkdir(parents=True)
-    (package / "models").mkdir()
-    (package / "__init__.py").write_text("")
-    # Step 1: the block in layers/, exported by layers/__init__.py.
-    (package / "layers" / "tiny_block.py").write_text(textwrap.dedent(BLOCK.format(package=PACKAGE)))
-    (package / "layers" / "__init__.py").write_text(
-        f"from {PACKAGE}.layers.tiny_block import TinyGatedBlock\n")
-    # Step 2: the module in models/, registering itself; released weights would be its
-    # data file beside it.
-    (package / "models" / "tiny_net.py").write_text(textwrap.dedent(MODULE.format(package=PACKAGE)))
-    data_file = package / "models" / "tiny_net.json"
-    data_file.write_text("{}\n")
-    # Step 3: one import line.
-    (package / "models" / "__init__.py").write_text(
-        f"from {PACKAGE}.models.tiny_net import TinyGatedNet\n")
-    return data_file
+        for _family, _constructor, _prefix in (("tinynet", TinyNet, "tinynet"),
+                                               ("gtinynet", GTinyNet, "gtinynet")):
+            register_family(
+                _family, _constructor,
+                arch_name=lambda depth, _prefix=_prefix: f"{_prefix}{depth}",
+                configs=[{"depth": 1}, {"depth": 2}],
+                description="Tiny net, {depth} blocks per stage",
+                default_recipe="preact_cifar",
+            )
+    ''',
+    "tiny_net.json": "{}\n",
+    "spec.py": '''
+        """The tiny nets' declaration."""
+
+        from keras_gated.models.family_spec import FamilySpec, register_spec
 
 
-@pytest.fixture
-def tiny_family(tmp_path, monkeypatch):
-    data_file = write_family(tmp_path / "src")
-    registered_files = []
-    monkeypatch.setattr(keras_gated.pretrained, "register_cfg_file", registered_files.append)
-    monkeypatch.syspath_prepend(str(tmp_path / "src"))
-    try:
-        importlib.import_module(f"{PACKAGE}.models")
-        yield data_file, registered_files
-    finally:
-        unregister_family("tinygated")
-        for module in [m for m in sys.modules if m.split(".")[0] == PACKAGE]:
-            del sys.modules[module]
+        def count(depth, gated):
+            """Closed form: stem 3·3·3·4 + 4; per block 3·3·4·4 + 4 (+ one k); head 4·10 + 10."""
+            return 27 * 4 + 4 + 2 * depth * (9 * 16 + 4 + gated) + 4 * 10 + 10
 
 
-def _names(params) -> list[str]:
-    return [p if isinstance(p, str) else p.values[0] for p in params]
+        SPEC = register_spec(FamilySpec(
+            name="tiny_net",
+            registry_families=("tinynet", "gtinynet"),
+            twins=(("tinynet", "gtinynet"),),
+            citations=(("gtinynet*", ("tiny2026", "savarese2017residual")),
+                       ("tinynet*", ("tiny2026",))),
+            papers={"tiny2026": "@misc{tiny2026,\\n  title = {Tiny Nets},\\n  year = {2026}\\n}"},
+            parameter_counts={f"{p}{d}": count(d, p == "gtinynet")
+                              for p in ("tinynet", "gtinynet") for d in (1, 2)},
+        ))
+    ''',
+}
+
+# The registry-wide tests and what each proves about the new family.
+REGISTRY_TESTS = {
+    "tests/test_registry.py::test_entry_holds_what_training_and_listing_need": "listed",
+    "tests/models/test_families.py::test_registered_model_builds_and_runs": "built",
+    "tests/models/test_families.py::test_round_trip": ".keras round trip",
+    "tests/models/test_families.py::test_every_registered_model_is_cited": "cited",
+    "tests/test_timm_api.py::test_timm_model_api": "timm API and features_only",
+    "tests/test_gates.py::test_every_registered_model_gates_to_its_exact_twin_or_says_why_not": "gated",
+    "tests/test_gates.py::test_every_registered_model_prunes_its_removable_blocks_exactly": "pruned",
+    "tests/models/test_parameter_counts.py::test_registered_parameter_count": "counted",
+}
 
 
-def test_a_new_family_is_found_by_the_registry_and_the_family_tests(tiny_family, tmp_path,
-                                                                     monkeypatch):
-    data_file, registered_files = tiny_family
-    names = ["tinygated2", "tinygated3"]
-
-    # The registry: listed, created under its name, and its data file registered.
-    assert kg.list_models("tinygated*") == names
-    assert [Path(p) for p in registered_files] == [data_file]
-    model = kg.create_model("tinygated2", classes=5)
-    assert model.name == "tinygated2" and model.num_classes == 5
-    assert list(kg.gate_values(model)) == ["block1", "block2"]
-    entry = get_model_entry("tinygated3")
-    assert (entry.family, entry.kwargs, entry.default_recipe) == ("tinygated", {"depth": 3},
-                                                                  "rg_mnist_fc")
-    assert not entry.supports_dropout and not entry.slow
-
-    # The parametrized tests include it, and their checks pass on it.
-    # Every size in the backend that checks sizes, one per constructor in the others.
-    expected = set(names) if keras.backend.backend() == ONCE_BACKEND else {"tinygated2"}
-    assert expected <= set(_names(test_families.registered_models()))
-    assert "tinygated2" in _names(test_families.one_per_constructor())
-    for name in names:
-        test_families.check_registered_model(name)
-        test_registry.test_entry_holds_what_training_and_listing_need(name)
-        test_timm_api.test_timm_model_api(name)
-    test_families.check_round_trip("tinygated2", tmp_path)
-    test_application_api.test_signature_defaults_are_what_the_model_gets("tinygated2")
-
-    # Its parameter counts: missing from EXPECTED fails the completeness test; given
-    # (by closed form), the count test passes.
-    with pytest.raises(AssertionError, match="tinygated2"):
-        test_parameter_counts.test_every_registered_model_has_a_count()
-    expected = {**test_parameter_counts.EXPECTED, **{n: tiny_count(int(n[-1])) for n in names}}
-    monkeypatch.setattr(test_parameter_counts, "EXPECTED", expected)
-    test_parameter_counts.test_every_registered_model_has_a_count()
-    for name in names:
-        test_parameter_counts.test_registered_parameter_count(name)
-        assert trainable_count(kg.create_model(name)) == tiny_count(int(name[-1]))
-
-    # Training's defaults come from the entry.
-    from training.train import _model_kwargs, default_recipe_name
-
-    assert default_recipe_name(entry) == "rg_mnist_fc"
-    info = type("Info", (), {"num_classes": 10, "image_shape": (28, 28, 1)})()
-    recipe = type("Recipe", (), {"dropout": 0.3})()
-    assert "dropout" not in _model_kwargs(entry, recipe, info)
+def add_family(root: Path) -> Path:
+    """A copy of the package and its tests under ``root`` with the tiny family added as
+    CONTRIBUTING.md says: one folder and one import line. Returns the copy's package."""
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+    shutil.copytree(ROOT / "keras_gated", root / "keras_gated", ignore=ignore)
+    shutil.copytree(ROOT / "tests", root / "tests", ignore=ignore)
+    shutil.copy(ROOT / "pyproject.toml", root / "pyproject.toml")
+    folder = root / "keras_gated" / "models" / "tiny_net"
+    folder.mkdir()
+    for name, text in FAMILY.items():
+        (folder / name).write_text(textwrap.dedent(text).lstrip())
+    with open(root / "keras_gated" / "models" / "__init__.py", "a") as init:
+        init.write(IMPORT_LINE)
+    return root / "keras_gated"
 
 
-def test_the_registry_is_clean_afterwards():
-    assert kg.list_models("tinygated*") == []
-    assert PACKAGE not in sys.modules
+def changed_files(original: Path, copy: Path) -> list[str]:
+    """Files of ``copy`` that are new or differ from ``original`` (relative paths)."""
+    changed = []
+    for path in sorted(copy.rglob("*")):
+        if path.is_dir() or "__pycache__" in path.parts:
+            continue
+        relative = path.relative_to(copy)
+        twin = original / relative
+        if not twin.is_file() or not filecmp.cmp(path, twin, shallow=False):
+            changed.append(relative.as_posix())
+    return changed
+
+
+def test_a_new_family_is_one_folder_and_one_import_line(tmp_path):
+    package = add_family(tmp_path)
+    changed = changed_files(ROOT / "keras_gated", package)
+    assert changed == ["models/__init__.py"] + [f"models/tiny_net/{n}" for n in sorted(FAMILY)]
+    before = (ROOT / "keras_gated" / "models" / "__init__.py").read_text()
+    assert (package / "models" / "__init__.py").read_text() == before + IMPORT_LINE
+
+
+def test_the_registry_wide_tests_run_on_the_new_family(tmp_path):
+    add_family(tmp_path)
+    env = {**os.environ, "PYTHONPATH": str(tmp_path), "KERAS_BACKEND": keras.backend.backend()}
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-rA", "-p", "no:cacheprovider",
+         *sorted({test.split("::")[0] for test in REGISTRY_TESTS}), "-k", "tinynet"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900,
+    )
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
+    passed = set(re.findall(r"^PASSED (\S+)", result.stdout, flags=re.M))
+    assert str(tmp_path / "keras_gated") in _imported_package(tmp_path, env)
+    for test, proves in REGISTRY_TESTS.items():
+        ran = {p for p in passed if p.startswith(f"{test}[")}
+        assert ran, f"the new family was not {proves}: {test} did not run on it"
+    # Every size in the pass that checks sizes (TensorFlow), one per constructor in others.
+    built = {p.split("[")[1].rstrip("]") for p in passed
+             if p.startswith("tests/models/test_families.py::test_registered_model_builds")}
+    assert {"tinynet1", "gtinynet1"} <= built <= set(NAMES)
+
+
+def _imported_package(root: Path, env: dict) -> str:
+    """Where ``import keras_gated`` finds the package in the test's environment."""
+    code = "import importlib.util; print(importlib.util.find_spec('keras_gated').origin)"
+    return subprocess.run([sys.executable, "-c", code], cwd=root, env=env,
+                          capture_output=True, text=True, check=True).stdout
