@@ -44,7 +44,7 @@ from typing import Any
 import keras
 import numpy as np
 
-from keras_gated.layers.block import Block
+from keras_gated.layers.block import Block, block_stages
 from keras_gated.models.family_spec import Converter, converters
 
 DEFAULT_BN_EPSILON = 1e-5
@@ -163,12 +163,12 @@ def get_layer(model: keras.Model, name: str, required: bool = True):
 
 
 def blocks_by_stage(model: keras.Model) -> list[tuple[int, int, Block]]:
-    """(stage, position in the stage from 1, block) of every block that has a stage."""
+    """(stage, position in the stage from 1, block) of every block that has a stage
+    (``keras_gated.layers.block.block_stages``)."""
     found, count = [], {}
-    for layer in model.layers:
-        if isinstance(layer, Block) and layer.stage is not None:
-            count[layer.stage] = count.get(layer.stage, 0) + 1
-            found.append((layer.stage, count[layer.stage], layer))
+    for name, stage in block_stages(model.layers).items():
+        count[stage] = count.get(stage, 0) + 1
+        found.append((stage, count[stage], model.get_layer(name)))
     return sorted(found, key=lambda item: item[:2])
 
 

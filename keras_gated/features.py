@@ -3,8 +3,7 @@ segmentation heads need, in timm's (``features_only``, ``out_indices``, ``featur
 and keras-hub's (``pyramid_outputs``) vocabulary.
 
 The feature of a stage is the output of its last block (``keras_gated.layers.Block``
-with that ``stage``; blocks saved without a stage are grouped by the size of their output
-maps, since a stage ends where the next one downsamples). A family may declare, in its
+with that ``stage``; ``block_stages`` numbers the stages of blocks saved without one). A family may declare, in its
 spec (``keras_gated.models.family_spec``), a layer that replaces the last stage's block
 as its feature (the pre-activation nets: the final BN-ReLU, ``final_relu``, their only
 normalised output, as timm does for its pre-act ResNets) and a stem feature (ResNet-50
@@ -19,7 +18,7 @@ from dataclasses import dataclass
 
 import keras
 
-from keras_gated.layers.block import Block
+from keras_gated.layers.block import block_stages
 from keras_gated.models.family_spec import feature_layer_names
 
 
@@ -37,14 +36,11 @@ class FeatureInfo:
 
 def _stage_ends(model: keras.Model) -> list[str]:
     """The last block of every stage of a convolutional net, shallow to deep."""
-    last: dict[object, str] = {}
-    for layer in model.layers:
-        if not isinstance(layer, Block) or len(layer.output.shape) != 4:
-            continue  # feature maps are images: fully-connected blocks have none
-        # A stage's number, or (saved without one) the size of its maps.
-        stage = layer.stage if layer.stage is not None else ("size", *layer.output.shape[1:3])
+    last: dict[int, str] = {}
+    convolutional = [layer for layer in model.layers if len(layer.output.shape) == 4]
+    for name, stage in block_stages(convolutional).items():  # FC blocks have no maps
         last.pop(stage, None)
-        last[stage] = layer.name
+        last[stage] = name
     return list(last.values())
 
 

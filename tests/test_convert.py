@@ -223,3 +223,16 @@ def test_safetensors_file_and_cli_write_a_folder_that_weights_loads(tmp_path):
     assert_same_logits(model(raw, training=False), reference(normalised))
     # Published weights, gated: the same logits until k moves.
     assert_same_logits(kg.gate(model)(raw, training=False), reference(normalised))
+
+
+def test_the_families_declare_the_layouts_and_the_former_tables_still_answer():
+    import keras_gated.convert as conversion
+
+    layouts = conversion.source_layouts()
+    assert sorted(layouts) == ["fbresnet", "torchvision", "wrn"]
+    assert layouts["torchvision"].archs == ("resnet50", "gresnet50")
+    with pytest.warns(DeprecationWarning, match="SOURCE_ARCHS"):
+        assert conversion.SOURCE_ARCHS["wrn"] == ("wrn_", "gwrn_")
+    assert set(conversion.SOURCES) == set(layouts)
+    with pytest.raises(ConversionError, match="Unknown source layout"):
+        convert("resnet50", {}, "caffe")

@@ -3,6 +3,8 @@ pyramid_outputs) for every convolutional family."""
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -50,3 +52,33 @@ def test_out_indices_and_pyramid_dict():
 def test_fc_nets_have_no_feature_maps():
     with pytest.raises(ValueError, match="fully-connected"):
         features_model(kg.GResNetFC(2))
+
+
+def _without_stages(model):
+    """``model`` as saved before blocks recorded their stage."""
+    config = model.get_config()
+    for layer in config["layers"]:
+        layer["config"].pop("stage", None)
+    old = model.__class__.from_config(config)
+    old.set_weights(model.get_weights())
+    return old
+
+
+@pytest.mark.parametrize("name", ["gresnet20", "highwaynet"])
+def test_blocks_saved_without_a_stage_give_the_same_feature_maps(name):
+    model = kg.create_model(name, include_top=False)
+    old = _without_stages(model)
+    assert all(getattr(layer, "stage", None) is None for layer in old.layers)
+    assert feature_info(old) == feature_info(model)
+
+
+def test_stage_ends_follow_the_blocks_not_their_names():
+    """Blocks renamed freely still end their stages (the stage is the block's own)."""
+    model = kg.GResNet20(include_top=False)
+    config = model.get_config()
+    renamed = {f"stage{s}_unit{u}": f"b{s}{u}" for s in (1, 2, 3) for u in (1, 2, 3)}
+    text = json.dumps(config)
+    for old, new in renamed.items():
+        text = text.replace(f'"{old}"', f'"{new}"')
+    other = model.__class__.from_config(json.loads(text))
+    assert [i.module for i in feature_info(other)] == ["b13", "b23", "final_relu"]

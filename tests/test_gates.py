@@ -128,3 +128,26 @@ def test_every_registered_model_prunes_its_removable_blocks_exactly(name):
     np.testing.assert_allclose(to_numpy(pruned(x, training=False)),
                                to_numpy(reference(x, training=False)), rtol=1e-5, atol=1e-6)
     assert pruned.count_params() < reference.count_params()
+
+
+def test_the_former_tables_still_answer_with_a_deprecation_warning():
+    with pytest.warns(DeprecationWarning, match="TWIN_PREFIXES"):
+        twins = kg.gating.TWIN_PREFIXES
+    assert ("preactresnet", "gresnet") in twins and ("resnetfc", "gresnetfc") in twins
+    with pytest.warns(DeprecationWarning, match="GATEABLE_BLOCKS"):
+        blocks = kg.gating.GATEABLE_BLOCKS
+    assert {"PreActUnit", "ResNetBottleneck"} <= set(blocks)
+    from keras_gated.pretrained import citations
+
+    with pytest.warns(DeprecationWarning, match="CITED_BY"):
+        cited = citations.CITED_BY
+    assert ("wrn_*", ("zagoruyko2016wide",)) in cited
+
+
+def test_the_family_modules_keep_their_import_paths():
+    from keras_gated.models.preact_resnet import GResNet20, preact_resnet_features
+    from keras_gated.models.resnet import imagenet_stem
+    from keras_gated.models.wide_resnet import GWideResNet
+
+    assert GResNet20 is kg.GResNet20 and GWideResNet is kg.GWideResNet
+    assert callable(preact_resnet_features) and callable(imagenet_stem)

@@ -24,24 +24,27 @@ import numpy as np
 from keras_gated.analysis.prune import _inputs_of
 from keras_gated.analysis.removal import _gated, _Removed, accuracy, removable_blocks
 from keras_gated.gating import _residual_gate, gated_blocks
-from keras_gated.layers.block import Block
+from keras_gated.layers.block import Block, block_stages, stage_label
 from keras_gated.layers.highway import Highway
 from keras_gated.layers.highway_bottleneck import HighwayBottleneck
 
 CLOSED_BIAS = -1e4  # sigmoid(-1e4) is exactly 0 in float32
 
 
-def stage_of(block: keras.layers.Layer) -> str | None:
-    """The stage label of a block: ``stage2``, ``conv3`` (ImageNet nets); None for a
-    block without a stage (fully-connected nets)."""
-    return block.stage_label if isinstance(block, Block) else None
+def stage_of(model: keras.Model, block: str) -> str | None:
+    """The stage label of ``model``'s block ``block``: ``stage2``, ``conv3`` (ImageNet
+    nets); None for a block without a stage (fully-connected nets)."""
+    stage = block_stages(model.layers).get(block)
+    return None if stage is None else stage_label(model.get_layer(block), stage)
 
 
 def stages(model: keras.Model) -> "OrderedDict[str, list[str]]":
     """Stage -> its gated/residual blocks in order (FC nets: one stage, ``"all"``)."""
+    numbers = block_stages(model.layers)
     result: OrderedDict[str, list[str]] = OrderedDict()
     for layer in _blocks(model):
-        result.setdefault(stage_of(layer) or "all", []).append(layer.name)
+        stage = numbers.get(layer.name)
+        result.setdefault("all" if stage is None else stage_label(layer, stage), []).append(layer.name)
     return result
 
 

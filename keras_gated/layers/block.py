@@ -7,7 +7,8 @@ block's branch and shortcut. Every block knows
 
 * ``stage``: the stage it belongs to (1, 2, ...; ``None`` for nets without stages),
   saved in its config. Blocks saved before the key existed load with ``None``;
-  ``keras_gated.features`` then finds the stages from the strides.
+  ``block_stages`` then numbers the stages by the size of the blocks' output maps
+  (a stage ends where the next one downsamples).
 * ``gate_layer()``: its Residual Gate, or ``None`` (ungated and Highway blocks).
 * ``gateable``: whether ``keras_gated.gating.gate`` can give it a Residual Gate by
   setting its ``gate`` argument (the class declares it).
@@ -17,6 +18,7 @@ block's branch and shortcut. Every block knows
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any, ClassVar
 
 import keras
@@ -34,6 +36,7 @@ class Block(keras.layers.Layer):
     # Prefix of the stage's label in analyses (``stage2``; ``conv3`` for the ImageNet
     # nets, torchvision's name of their stages).
     stage_prefix: ClassVar[str] = "stage"
+    first_stage: ClassVar[int] = 1  # the number of a net's first stage (ImageNet: conv2)
 
     def __init__(self, *, stage: int | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -62,10 +65,33 @@ class Block(keras.layers.Layer):
     @property
     def stage_label(self) -> str | None:
         """``"stage2"`` (``"conv3"`` for the ImageNet blocks); ``None`` without a stage."""
-        return None if self.stage is None else f"{self.stage_prefix}{self.stage}"
+        return None if self.stage is None else stage_label(self, self.stage)
 
     def get_config(self) -> dict:
         config = super().get_config()
         if self.stage is not None:  # blocks without a stage keep their former config
             config["stage"] = self.stage
         return config
+
+
+def block_stages(layers: Iterable[keras.layers.Layer]) -> dict[str, int]:
+    """Block name -> stage number, for the blocks among ``layers`` (in model order) that
+    have a stage: their own ``stage``, or for a convolutional block saved without one, its
+    place among the sizes of the blocks' output maps (counted from ``first_stage``)."""
+    stages, sizes = {}, []
+    for layer in layers:
+        if not isinstance(layer, Block):
+            continue
+        if layer.stage is not None:
+            stages[layer.name] = layer.stage
+        elif len(layer.output.shape) == 4:  # feature maps: a stage per map size
+            size = tuple(layer.output.shape[1:3])
+            if size not in sizes:
+                sizes.append(size)
+            stages[layer.name] = layer.first_stage + sizes.index(size)
+    return stages
+
+
+def stage_label(block: Block, stage: int) -> str:
+    """``stage2``; ``conv3`` for the ImageNet blocks (torchvision's name of their stages)."""
+    return f"{block.stage_prefix}{stage}"

@@ -45,6 +45,7 @@ class HighwayBottleneck(Block):
     """
 
     stage_prefix = "conv"
+    first_stage = 2
 
     def __init__(
         self,

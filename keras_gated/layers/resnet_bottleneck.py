@@ -48,6 +48,7 @@ class ResNetBottleneck(Block):
 
     gateable = True  # keras_gated.gating.gate sets `gate` to add a Residual Gate
     stage_prefix = "conv"
+    first_stage = 2
 
     def __init__(
         self,
