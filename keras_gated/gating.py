@@ -5,7 +5,7 @@ twin (Savarese & Figueiredo 2017): every residual block gets one Residual Gate,
 u = g(k)·f_r(x) + s(x) (ResNet-50: u = ReLU(g(k)·F(x) + s(x))), with k started at 1.
 Since g(1) = 1 for g = ReLU or the identity, the twin computes exactly what the
 original computes; from there k can be fine-tuned, read, and used to remove or prune
-blocks (``keras_gated.gates``). Works on any model built from keras-gated's
+blocks (formerly ``keras_gated.gates``). Works on any model built from keras-gated's
 gateable blocks (``keras_gated.layers.Block`` classes that declare ``gateable``, such
 as ``PreActUnit`` and ``ResNetBottleneck``) and on the residual merges a family declares
 (``FamilySpec.residual_merge``), including published weights brought in with
@@ -161,7 +161,9 @@ def _walk(model: keras.Model):
             yield layer
 
 
-def _residual_gate(layer) -> ResidualGate | None:
+def residual_gate_of(layer) -> ResidualGate | None:
+    """The Residual Gate of ``layer`` (the gate itself, or a block's ``residual_gate``),
+    or None when the layer has no gate."""
     if isinstance(layer, ResidualGate):
         return layer
     gate = getattr(layer, "residual_gate", None)
@@ -172,7 +174,7 @@ def gated_blocks(model: keras.Model) -> "OrderedDict[str, keras.layers.Layer]":
     """Block name -> the block's layer, in model order, for every gated block."""
     blocks = OrderedDict()
     for layer in _walk(model):
-        if _residual_gate(layer) is not None or hasattr(layer, "transform_gate_bias"):
+        if residual_gate_of(layer) is not None or hasattr(layer, "transform_gate_bias"):
             blocks[layer.name] = layer
     return blocks
 
@@ -180,7 +182,7 @@ def gated_blocks(model: keras.Model) -> "OrderedDict[str, keras.layers.Layer]":
 def gate_variables(model: keras.Model) -> list:
     """Every Residual Gate's k variable in ``model``, in block order."""
     return [
-        gate.k for gate in map(_residual_gate, gated_blocks(model).values()) if gate is not None
+        gate.k for gate in map(residual_gate_of, gated_blocks(model).values()) if gate is not None
     ]
 
 
@@ -188,7 +190,7 @@ def gate_values(model: keras.Model) -> "OrderedDict[str, float]":
     """Block name -> k (Residual Gates) or mean transform-gate bias (Highway blocks)."""
     values = OrderedDict()
     for name, layer in gated_blocks(model).items():
-        gate = _residual_gate(layer)
+        gate = residual_gate_of(layer)
         if gate is not None:
             values[name] = float(keras.ops.convert_to_numpy(gate.k))
         else:
@@ -208,7 +210,7 @@ def _block(model: keras.Model, block_name: str):
 def set_gate(model: keras.Model, block_name: str, k: float) -> None:
     """Set a Residual Gate's k, or every transform-gate bias of a Highway block, to ``k``."""
     layer = _block(model, block_name)
-    gate = _residual_gate(layer)
+    gate = residual_gate_of(layer)
     if gate is not None:
         gate.k.assign(float(k))
         return
@@ -228,7 +230,7 @@ def remove_block(model: keras.Model, block_name: str) -> None:
     whose input-dependent gate T(x) cannot be set to 0 by a parameter.
     """
     layer = _block(model, block_name)
-    gate = _residual_gate(layer)
+    gate = residual_gate_of(layer)
     if gate is None:
         raise ValueError(
             f"Block {block_name!r} is a Highway block: its gate T(x) depends on the input "

@@ -46,7 +46,7 @@ FAMILY = {
 
         from keras_gated.layers.block import Block
         from keras_gated.layers.residual_gate import ResidualGate
-        from keras_gated.models.application import (
+        from keras_gated.models.builder import (
             APPLICATION_ARGUMENTS, CIFAR_INPUT, build_application, public_constructor,
         )
         from keras_gated.registry import register_family

@@ -13,7 +13,7 @@ import pytest
 torch = pytest.importorskip("torch", reason="the reference nets are written in PyTorch (pip install torch)")
 
 import keras_gated as kg  # noqa: E402
-from keras_gated.models.application import CIFAR_MEAN, CIFAR_STD  # noqa: E402
+from keras_gated.models.builder import CIFAR_MEAN, CIFAR_STD  # noqa: E402
 from keras_gated.convert import ConversionError, convert, load_state_dict  # noqa: E402
 from tests.helpers import to_numpy  # noqa: E402
 from tests.torch_references import (  # noqa: E402

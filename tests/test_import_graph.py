@@ -169,14 +169,8 @@ def test_training_imports_nothing_from_experiments_but_its_deprecated_shims():
         assert "DeprecationWarning" in text and "moved to experiments." in text, shim
 
 
-# Private names the library's analysis still takes from keras_gated.gates (the helper that
-# finds a block's gate). They may only disappear: once keras_gated.gates publishes the
-# helper, each line here goes, and no new one may come.
-LIBRARY_PRIVATE_IMPORTS = {
-    "keras_gated.analysis.gate_log: keras_gated.gating._residual_gate",
-    "keras_gated.analysis.removal: keras_gated.gating._residual_gate",
-    "keras_gated.analysis.lesion: keras_gated.gating._residual_gate",
-}
+# No private name crosses a package boundary, the library's own included.
+LIBRARY_PRIVATE_IMPORTS: set[str] = set()
 
 
 def test_no_module_imports_a_private_name_of_another_package():

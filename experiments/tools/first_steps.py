@@ -35,7 +35,7 @@ def first_steps(settings: RunSettings, steps: int) -> dict:
     Each batch is one ``train_on_batch``, which resets the metrics first, so its loss is
     that batch's (the training loss with the weight-decay term, as ``fit`` logs it),
     computed before the batch's update."""
-    from keras_gated.gates import gate_values
+    from keras_gated.gating import gate_values
     from training.build import build_run
 
     run = build_run(settings)

@@ -7,14 +7,14 @@ from pathlib import Path
 
 import keras
 
-from keras_gated.gating import _residual_gate, gated_blocks
+from keras_gated.gating import residual_gate_of, gated_blocks
 
 
 def gate_readings(model: keras.Model) -> list[tuple[str, float, float]]:
     """(block name, k, g(k)) of every Residual Gate of ``model``, in block order."""
     readings = []
     for name, layer in gated_blocks(model).items():
-        gate = _residual_gate(layer)
+        gate = residual_gate_of(layer)
         if gate is not None:
             k = float(keras.ops.convert_to_numpy(gate.k))
             g = float(keras.ops.convert_to_numpy(gate.gate_value()))

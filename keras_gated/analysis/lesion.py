@@ -23,7 +23,7 @@ import numpy as np
 
 from keras_gated.analysis.prune import _inputs_of
 from keras_gated.analysis.removal import _gated, _Removed, accuracy, removable_blocks
-from keras_gated.gating import _residual_gate, gated_blocks
+from keras_gated.gating import residual_gate_of, gated_blocks
 from keras_gated.layers.block import Block, block_stages, stage_label
 from keras_gated.layers.highway import Highway
 from keras_gated.layers.highway_bottleneck import HighwayBottleneck
@@ -65,7 +65,7 @@ def _lesionable_highway(layer) -> bool:
 def lesion_accuracies(model: keras.Model, x, y, *, batch_size: int = 256) -> dict[str, float]:
     """Block -> accuracy with that block lesioned (replaced by its carry or shortcut)."""
     highway = [(n, l) for n, l in gated_blocks(model).items()
-               if _residual_gate(l) is None and _lesionable_highway(l)]
+               if residual_gate_of(l) is None and _lesionable_highway(l)]
     if not highway:
         gated = _gated(model)
         results = {}
@@ -137,7 +137,7 @@ def shuffle_accuracies(model: keras.Model, x, y, *, seeds: Sequence[int] = (0, 1
     orders other than their own (``shuffled_orders``; Greff et al. 2017, Fig. 3)."""
     removable = set(removable_blocks(model)) | {
         name for name, layer in gated_blocks(model).items()
-        if _residual_gate(layer) is None and _lesionable_highway(layer)
+        if residual_gate_of(layer) is None and _lesionable_highway(layer)
         and tuple(layer.input.shape) == tuple(layer.output.shape)
     }
     results = {}

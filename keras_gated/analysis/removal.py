@@ -15,7 +15,7 @@ from collections.abc import Sequence
 import keras
 import numpy as np
 
-from keras_gated.gating import _residual_gate, gate_values, gated_blocks, set_gate
+from keras_gated.gating import residual_gate_of, gate_values, gated_blocks, set_gate
 from keras_gated.gating import can_gate, gate
 from keras_gated.layers.block import Block
 
@@ -31,7 +31,7 @@ def accuracy(model: keras.Model, x: np.ndarray, y: np.ndarray, batch_size: int =
 def _gated(model: keras.Model) -> keras.Model:
     """``model`` itself if it has Residual Gates (or nothing to gate), else its exact
     gated twin."""
-    if any(_residual_gate(layer) is not None for layer in gated_blocks(model).values()):
+    if any(residual_gate_of(layer) is not None for layer in gated_blocks(model).values()):
         return model
     if can_gate(model):
         return gate(model)
@@ -65,7 +65,7 @@ class _Removed:
 
     def __enter__(self):
         for name in self.names:
-            set_gate(self.model, name, _residual_gate(gated_blocks(self.model)[name]).removal_k())
+            set_gate(self.model, name, residual_gate_of(gated_blocks(self.model)[name]).removal_k())
         return self.model
 
     def __exit__(self, *exc):
@@ -102,7 +102,7 @@ def removal_order(model: keras.Model, order: str, seed: int = 0) -> list[str]:
     if order == "random":
         return [names[i] for i in np.random.default_rng(seed).permutation(len(names))]
     blocks = gated_blocks(gated)
-    g = {n: abs(float(keras.ops.convert_to_numpy(_residual_gate(blocks[n]).gate_value()))) for n in names}
+    g = {n: abs(float(keras.ops.convert_to_numpy(residual_gate_of(blocks[n]).gate_value()))) for n in names}
     return sorted(names, key=lambda n: (g[n], names.index(n)))
 
 
