@@ -143,7 +143,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     from keras_gated.model_args import parse_model_args
 
     result = evaluate(args.name, args.weights, args.dataset, batch_size=args.batch_size,
-                      model_args=parse_model_args(args.model_args))
+                      model_args=parse_model_args(args.model_args), data_engine=args.data_engine)
     print(f"{result['model']} (weights {result['weights']}) on {result['dataset']}, "
           f"{result['split']} split, {result['num_examples']} images")
     print(f"test accuracy: {result['test_accuracy']:.4f}")
@@ -231,6 +231,8 @@ def build_parser() -> argparse.ArgumentParser:
                    metavar="NAME=VALUE",
                    help="a constructor argument the weights were trained with (repeatable), "
                         "as given to training.train: batch_norm=False, units=71")
+    p.add_argument("--data-engine", choices=("numpy", "tf"), default="numpy",
+                   help="input pipeline: numpy (no TensorFlow needed) or tf (tf.data)")
     p.set_defaults(func=_cmd_evaluate)
     p = sub.add_parser("publish", help="upload a zoo/<weight id> folder to the Hub")
     p.add_argument("folder", help="a folder written by keras_gated.pretrained.save_zoo_folder")

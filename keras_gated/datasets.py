@@ -1,7 +1,9 @@
 """Real data sets, local copies first, then tfds.
 
-``load(tag, split)`` returns a ``tf.data.Dataset`` of ``(image uint8 (H, W, C), label
-int64)`` and a ``DatasetInfo``. A tag is
+``load_numpy(tag, split)`` returns a whole split as numpy arrays ``(images uint8 (N, H, W,
+C), labels int64 (N,), info)``, without TensorFlow for the local copies and image folders
+(JPEGs decoded by PIL). ``load(tag, split)`` returns the same examples as a
+``tf.data.Dataset`` (TensorFlow needed) and a ``DatasetInfo``. A tag is
 
 * ``"cifar10"``: ``cifar10-jpeg.zip`` (the standard splits re-encoded as JPEG q75) from a
   local data directory, else ``tfds.load("cifar10")``;
@@ -14,13 +16,17 @@ Local data directories are searched in this order: ``$KERAS_GATED_DATA``,
 ``../shared/data`` beside a source checkout, ``~/.keras/datasets``,
 ``/usr/share/datasets`` (Debian's ``dataset-fashion-mnist`` installs there).
 
-JPEGs are decoded with ``dct_method="INTEGER_ACCURATE"``, bit-identical to PIL/libjpeg,
-in training, evaluation and model cards alike.
+JPEGs are decoded by PIL (libjpeg's accurate integer IDCT); TensorFlow's
+``decode_image`` below decodes them with ``dct_method="INTEGER_ACCURATE"``, bit-identical
+to PIL, so training, evaluation and model cards see the same pixels on either path. The
+local copies' registered sha256 are in ``CHECKSUMS`` (``verify_local_copy``).
 """
 
 from __future__ import annotations
 
 import gzip
+import hashlib
+import io
 import os
 import textwrap
 import zipfile
@@ -36,6 +42,14 @@ FASHION_MNIST_DIR = "fashion-mnist"
 FASHION_MNIST_FILES = {
     "train": ("train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz"),
     "test": ("t10k-images-idx3-ubyte.gz", "t10k-labels-idx1-ubyte.gz"),
+}
+# sha256 of the local copies (../shared/data/README.md), by file name.
+CHECKSUMS = {
+    CIFAR10_ZIP: "d0bb132ddcd829171ce8a9017680e2cabb873869b8acb47b3b6e7ca4ab384f0f",
+    "train-images-idx3-ubyte.gz": "b0564c3eedabfbf835052cff8503ea422014ce006caf5b757f851416ee8300c7",
+    "train-labels-idx1-ubyte.gz": "0ae29f65d86684f32d1b9c85147786c547b9c6aebcaf235f0400a0cce308b056",
+    "t10k-images-idx3-ubyte.gz": "cc1d090a38ace84dfa1aa66e3ada7c336ef481a96936906477e6dd344da56eaa",
+    "t10k-labels-idx1-ubyte.gz": "8d3605d196f4be44669e46906da9733c8131fef761fdbfec72c424d5222f1a05",
 }
 IMAGE_EXTENSIONS = (".jpg", ".jpeg", ".png", ".bmp", ".gif")
 SPLITS = ("train", "test")
@@ -90,10 +104,32 @@ def _check_split(split: str) -> str:
     return split
 
 
-def decode_image(encoded, channels: int = 0):
-    """Decode JPEG bit-identically to PIL (INTEGER_ACCURATE IDCT); PNG/BMP/GIF as usual."""
-    import tensorflow as tf
+def sha256_file(path: Path) -> str:
+    """The sha256 of a file, read in 1 MiB chunks."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
 
+
+def verify_local_copy(path: Path) -> bool | None:
+    """Whether a local copy's files (a file, or a folder's files) have their registered
+    sha256: None when no file of it is registered (e.g. a copy under other names)."""
+    path = Path(path)
+    files = sorted(path.iterdir()) if path.is_dir() else [path]
+    known = [f for f in files if f.name in CHECKSUMS]
+    if not known:
+        return None
+    return all(sha256_file(f) == CHECKSUMS[f.name] for f in known)
+
+
+def decode_image(encoded, channels: int = 0):
+    """Decode JPEG bit-identically to PIL (INTEGER_ACCURATE IDCT); PNG/BMP/GIF as usual.
+    TensorFlow ops (the ``tf.data`` engine); ``decode_image_array`` is the numpy twin."""
+    from keras_gated.tensorflow_cpu import import_tensorflow
+
+    tf = import_tensorflow("Decoding images with TensorFlow")
     is_jpeg = tf.strings.substr(encoded, 0, 3) == b"\xff\xd8\xff"
     return tf.cond(
         is_jpeg,
@@ -102,30 +138,64 @@ def decode_image(encoded, channels: int = 0):
     )
 
 
+# PIL modes by channel count, and what a file's own mode decodes to when ``channels`` is 0
+# (as TensorFlow's decoders: palette images to RGB or RGBA, 16-bit grey to 8 bits).
+_MODES = {1: "L", 2: "LA", 3: "RGB", 4: "RGBA"}
+
+
+def _native_mode(image) -> str:
+    if image.mode in _MODES.values():
+        return image.mode
+    if image.mode == "P":
+        return "RGBA" if "transparency" in image.info else "RGB"
+    if image.format == "GIF":
+        return "RGB"
+    return "RGBA" if "A" in image.mode else ("L" if image.mode in ("1", "I", "I;16", "F") else "RGB")
+
+
+def decode_image_array(encoded: bytes, channels: int = 0) -> np.ndarray:
+    """Decode an image file's bytes to uint8 ``(H, W, C)`` with PIL: ``channels`` 1, 3 or 4
+    (0: the file's own). JPEGs equal TensorFlow's INTEGER_ACCURATE decode bit for bit."""
+    from PIL import Image
+
+    with Image.open(io.BytesIO(encoded)) as image:
+        mode = _MODES[channels] if channels else _native_mode(image)
+        array = np.asarray(image.convert(mode) if image.mode != mode else image, dtype=np.uint8)
+    return array[..., None] if array.ndim == 2 else array
+
+
+def decode_all(encoded: list[bytes], shape: tuple[int, int, int]) -> np.ndarray:
+    """Decode many image files' bytes into one uint8 array ``(N, *shape)``, on a few
+    threads (PIL's decoders release the GIL)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    images = np.empty((len(encoded), *shape), np.uint8)
+
+    def decode_range(start: int) -> None:
+        for i in range(start, min(start + 1024, len(encoded))):
+            images[i] = decode_image_array(encoded[i], shape[-1])
+
+    with ThreadPoolExecutor(min(4, os.cpu_count() or 1)) as pool:
+        list(pool.map(decode_range, range(0, len(encoded), 1024)))
+    return images
+
+
 # --- CIFAR-10 from the JPEG zip ----------------------------------------------------------
 def _cifar10_zip(path: Path, split: str):
-    import tensorflow as tf
-
     names = CLASS_NAMES["cifar10"]
     index = {name: i for i, name in enumerate(names)}
-    encoded, labels = [], []
     with zipfile.ZipFile(path) as archive:
         members = sorted(
             m for m in archive.namelist() if m.endswith(".jpg") and f"/{split}/" in m
         )
-        for member in members:
-            encoded.append(archive.read(member))
-            labels.append(index[member.split("/")[-2]])
-    ds = tf.data.Dataset.from_tensor_slices((encoded, np.asarray(labels, "int64")))
-    ds = ds.map(
-        lambda e, y: (tf.ensure_shape(decode_image(e, 3), (32, 32, 3)), y),
-        num_parallel_calls=tf.data.AUTOTUNE,
-    )
+        encoded = [archive.read(member) for member in members]
+    labels = np.asarray([index[member.split("/")[-2]] for member in members], np.int64)
+    images = decode_all(encoded, (32, 32, 3))
     info = DatasetInfo(
         "cifar10", split, len(labels), 10, names, (32, 32, 3), str(path),
         note="CIFAR-10, JPEG q75 copy of the standard splits",
     )
-    return ds, info
+    return images, labels, info
 
 
 # --- Fashion-MNIST from the IDX files ----------------------------------------------------
@@ -142,17 +212,14 @@ def read_idx(path: Path) -> np.ndarray:
 
 
 def _fashion_mnist_idx(directory: Path, split: str):
-    import tensorflow as tf
-
     image_file, label_file = FASHION_MNIST_FILES[split]
     x = read_idx(directory / image_file)[..., None]
     y = read_idx(directory / label_file).astype("int64")
-    ds = tf.data.Dataset.from_tensor_slices((x, y))
     info = DatasetInfo(
         "fashion_mnist", split, len(y), 10, CLASS_NAMES["fashion_mnist"], (28, 28, 1),
         str(directory), note="Fashion-MNIST, the original IDX files (lossless)",
     )
-    return ds, info
+    return x, y, info
 
 
 # --- image folders ------------------------------------------------------------------------
@@ -178,8 +245,6 @@ def _check_same_size(files: list[str], size: tuple[int, int]) -> None:
 
 
 def _image_folder(root: Path, split: str):
-    import tensorflow as tf
-
     split_dir = root / split
     if not split_dir.is_dir():
         raise DatasetNotFoundError(
@@ -201,24 +266,21 @@ def _image_folder(root: Path, split: str):
                 labels.append(label)
     if not files:
         raise DatasetNotFoundError(f"No images ({', '.join(IMAGE_EXTENSIONS)}) under {split_dir}.")
-    first = decode_image(tf.io.read_file(files[0])).shape
-    _check_same_size(files, (first[1], first[0]))
-    ds = tf.data.Dataset.from_tensor_slices((files, np.asarray(labels, "int64")))
-
-    def read(path, y):
-        image = decode_image(tf.io.read_file(path), first[-1])
-        return tf.ensure_shape(image, first), y
-
-    ds = ds.map(read, num_parallel_calls=tf.data.AUTOTUNE)
+    first = decode_image_array(Path(files[0]).read_bytes())
+    _check_same_size(files, (first.shape[1], first.shape[0]))
+    images = decode_all([Path(f).read_bytes() for f in files], first.shape)
     info = DatasetInfo(
-        str(root), split, len(files), len(class_names), class_names, tuple(first), str(root),
-        note=f"image folder {root}",
+        str(root), split, len(files), len(class_names), class_names, tuple(first.shape),
+        str(root), note=f"image folder {root}",
     )
-    return ds, info
+    return images, np.asarray(labels, np.int64), info
 
 
 # --- tfds -----------------------------------------------------------------------------------
 def _tfds(name: str, split: str, data_dir: str | None, download: bool):
+    from keras_gated.tensorflow_cpu import import_tensorflow
+
+    import_tensorflow(f"The tfds data set {name!r} (no local copy)")
     try:
         import tensorflow_datasets as tfds
     except ModuleNotFoundError as error:  # an optional dependency: say how to get it
@@ -255,6 +317,77 @@ _HOW_TO_GET = {
 }
 
 
+def _local_arrays(tag: str, split: str):
+    """``(images, labels, info)`` of an image folder or a local copy, or None when ``tag``
+    has no local copy (then tfds is tried)."""
+    path = Path(os.path.expanduser(tag))
+    if path.is_dir() or tag.startswith(("/", ".", "~")):
+        if not path.is_dir():
+            raise DatasetNotFoundError(f"Image folder {tag!r} does not exist.")
+        return _image_folder(path, split)
+    if tag in _LOCAL:
+        relative, reader = _LOCAL[tag]
+        found = _find(relative)
+        if found is not None:
+            _warn_unless_registered(found)
+            return reader(found, split)
+    return None
+
+
+_VERIFIED: dict[tuple[str, float], bool | None] = {}
+
+
+def _warn_unless_registered(path: Path) -> None:
+    """Warn (once per file version) when a local copy's sha256 is not the registered one:
+    it may be another encoding of the data set, and its accuracies are not the cards'."""
+    import warnings
+
+    key = (str(path), path.stat().st_mtime)
+    if key not in _VERIFIED:
+        _VERIFIED[key] = verify_local_copy(path)
+        if _VERIFIED[key] is False:
+            warnings.warn(f"{path} does not have the registered sha256 of its files "
+                          "(keras_gated.datasets.CHECKSUMS): results on it may differ from "
+                          "the model cards.", stacklevel=3)
+
+
+def _tfds_or_error(tag: str, split: str, tfds_data_dir: str | None, download: bool | None):
+    """tfds' ``(dataset, info)`` of ``tag``, or one clear ``DatasetNotFoundError``."""
+    if download is None:
+        download = not (os.environ.get("KERAS_GATED_OFFLINE") or os.environ.get("HF_HUB_OFFLINE"))
+    try:
+        return _tfds(tag, split, tfds_data_dir, download)
+    except ValueError as error:  # no TensorFlow here: its own sentence says what to install
+        from keras_gated.tensorflow_cpu import TensorFlowRequiredError
+
+        if not isinstance(error, TensorFlowRequiredError):
+            raise _not_found(tag, split, error) from error
+        looked = [str(d / _LOCAL[tag][0]) for d in data_dirs()] if tag in _LOCAL else []
+        where = f" (no local copy in: {', '.join(looked)})" if looked else ""
+        raise type(error)(f"Data set {tag!r}{where}: {error}", name="tensorflow") from error
+    except Exception as error:  # tfds raises many types: name it all in one clear error
+        raise _not_found(tag, split, error) from error
+
+
+def _not_found(tag: str, split: str, error: Exception) -> DatasetNotFoundError:
+    if type(error).__name__ == "DatasetNotFoundError" and tag not in _LOCAL:
+        return DatasetNotFoundError(_unknown_name_message(tag))
+    looked = [str(d / _LOCAL[tag][0]) for d in data_dirs()] if tag in _LOCAL else []
+    where = (
+        "Looked for a local copy in: " + ", ".join(looked) + f"; then tfds.load({tag!r}) "
+        if looked
+        else f"tfds.load({tag!r}) "
+    )
+    how = _HOW_TO_GET.get(tag, "check the tfds name, or pass a path to an image folder")
+    # tfds messages run over many lines: one line, cut at a word boundary.
+    reason = textwrap.shorten(str(error), 300, placeholder=" ...")
+    return DatasetNotFoundError(
+        f"Data set {tag!r} ({split}) not found. {where}failed with "
+        f"{type(error).__name__}: {reason}. To get it: {how}. "
+        "Set KERAS_GATED_DATA to a directory holding the local copies."
+    )
+
+
 def load(
     tag: str,
     split: str = "train",
@@ -262,7 +395,8 @@ def load(
     tfds_data_dir: str | None = None,
     download: bool | None = None,
 ):
-    """Load a split of a data set: local copies first, then tfds.
+    """Load a split of a data set as a ``tf.data.Dataset``: local copies first, then tfds.
+    Needs TensorFlow; ``load_numpy`` is the TensorFlow-free form.
 
     Args:
         tag: ``"cifar10"``, ``"fashion_mnist"``, a path to an image folder, or a tfds name.
@@ -276,37 +410,14 @@ def load(
         fixed order, and its ``DatasetInfo``.
     """
     _check_split(split)
-    path = Path(os.path.expanduser(tag))
-    if path.is_dir() or tag.startswith(("/", ".", "~")):
-        if not path.is_dir():
-            raise DatasetNotFoundError(f"Image folder {tag!r} does not exist.")
-        return _image_folder(path, split)
-    if tag in _LOCAL:
-        relative, reader = _LOCAL[tag]
-        found = _find(relative)
-        if found is not None:
-            return reader(found, split)
-    if download is None:
-        download = not (os.environ.get("KERAS_GATED_OFFLINE") or os.environ.get("HF_HUB_OFFLINE"))
-    try:
-        return _tfds(tag, split, tfds_data_dir, download)
-    except Exception as error:  # tfds raises many types: name it all in one clear error
-        if type(error).__name__ == "DatasetNotFoundError" and tag not in _LOCAL:
-            raise DatasetNotFoundError(_unknown_name_message(tag)) from error
-        looked = [str(d / _LOCAL[tag][0]) for d in data_dirs()] if tag in _LOCAL else []
-        where = (
-            "Looked for a local copy in: " + ", ".join(looked) + f"; then tfds.load({tag!r}) "
-            if looked
-            else f"tfds.load({tag!r}) "
-        )
-        how = _HOW_TO_GET.get(tag, "check the tfds name, or pass a path to an image folder")
-        # tfds messages run over many lines: one line, cut at a word boundary.
-        reason = textwrap.shorten(str(error), 300, placeholder=" ...")
-        raise DatasetNotFoundError(
-            f"Data set {tag!r} ({split}) not found. {where}failed with "
-            f"{type(error).__name__}: {reason}. To get it: {how}. "
-            "Set KERAS_GATED_DATA to a directory holding the local copies."
-        ) from error
+    local = _local_arrays(tag, split)
+    if local is None:
+        return _tfds_or_error(tag, split, tfds_data_dir, download)
+    from keras_gated.tensorflow_cpu import import_tensorflow
+
+    tf = import_tensorflow("datasets.load (a tf.data.Dataset)")
+    images, labels, info = local
+    return tf.data.Dataset.from_tensor_slices((images, labels)), info
 
 
 def _unknown_name_message(tag: str) -> str:
@@ -329,12 +440,40 @@ def _unknown_name_message(tag: str) -> str:
     )
 
 
+def adapt_array(images: np.ndarray, shape: tuple[int, int, int]) -> np.ndarray:
+    """``adapt_images`` for a numpy batch ``(N, H, W, C)`` of uint8 images: grey <-> RGB
+    (ITU-R 601 luma, as TensorFlow's ``rgb_to_grayscale``), then centre pad or crop."""
+    height, width, channels = shape
+    have = images.shape[-1]
+    if have == 1 and channels == 3:
+        images = np.repeat(images, 3, axis=-1)
+    elif have == 3 and channels == 1:
+        luma = (images.astype(np.float32) / 255) @ np.array([0.2989, 0.5870, 0.1140], np.float32)
+        images = np.floor(luma * np.float32(255.5)).clip(0, 255).astype(images.dtype)[..., None]
+    elif have != channels:
+        raise ValueError(f"Cannot adapt {have}-channel images to {channels} channels.")
+    for axis, target in ((1, height), (2, width)):
+        size = images.shape[axis]
+        if size > target:  # centre crop
+            start = (size - target) // 2
+            images = np.take(images, np.arange(start, start + target), axis=axis)
+        elif size < target:  # centre zero pad
+            before = (target - size) // 2
+            pad = [(0, 0)] * images.ndim
+            pad[axis] = (before, target - size - before)
+            images = np.pad(images, pad)
+    return images
+
+
 def adapt_images(ds, shape: tuple[int, int, int]):
     """Fit images to a model's input shape: grey <-> RGB, then centre pad or crop.
 
     E.g. Fashion-MNIST (28×28×1) for a CIFAR model (32×32×3): tiled to 3 channels and
-    zero-padded by 2 pixels on every side.
+    zero-padded by 2 pixels on every side. ``ds``: a ``tf.data.Dataset`` of ``(image,
+    label)``, or a numpy batch of images (``adapt_array``).
     """
+    if isinstance(ds, np.ndarray):
+        return adapt_array(ds, shape)
     import tensorflow as tf
 
     height, width, channels = shape
@@ -352,10 +491,16 @@ def adapt_images(ds, shape: tuple[int, int, int]):
 
 
 def load_numpy(tag: str, split: str = "test", **kwargs) -> tuple[np.ndarray, np.ndarray, DatasetInfo]:
-    """A whole split as numpy arrays ``(images uint8, labels int64, info)``."""
-    ds, info = load(tag, split, **kwargs)
+    """A whole split as numpy arrays ``(images uint8 (N, H, W, C), labels int64 (N,),
+    info)``, in the split's fixed order. Local copies and image folders load without
+    TensorFlow; a tfds data set needs it (``kwargs``: ``load``'s)."""
+    _check_split(split)
+    local = _local_arrays(tag, split)
+    if local is not None:
+        return local
+    ds, info = _tfds_or_error(tag, split, kwargs.get("tfds_data_dir"), kwargs.get("download"))
     images, labels = [], []
     for x, y in ds.batch(1024).as_numpy_iterator():
         images.append(x)
         labels.append(y)
-    return np.concatenate(images), np.concatenate(labels), info
+    return np.concatenate(images), np.concatenate(labels).astype(np.int64), info

@@ -49,24 +49,28 @@ def check_same_classes(
 
 
 def evaluate(name: str, weights: str, dataset: str, *, batch_size: int = 256,
-             model_args: Mapping[str, Any] | None = None) -> dict:
+             model_args: Mapping[str, Any] | None = None, data_engine: str = "numpy") -> dict:
     """Test accuracy of ``create_model(name, weights=weights, **model_args)`` on
     ``dataset``'s test split (``model_args``: the constructor arguments the weights were
     trained with, e.g. ``{"batch_norm": False}``).
 
-    The data goes through the same loader as training (JPEGs decoded bit-identically to
-    PIL) and, when its images differ from the model's input (e.g. a CIFAR backbone
-    fine-tuned on Fashion-MNIST), the same adaptation as ``training.finetune``. The
-    weights' head must have one output per class of the data set.
+    The data goes through the same loader as training (JPEGs decoded bit-identically on
+    either engine) and, when its images differ from the model's input (e.g. a CIFAR
+    backbone fine-tuned on Fashion-MNIST), the same adaptation as ``training.finetune``.
+    The weights' head must have one output per class of the data set. ``data_engine``:
+    ``"numpy"`` (no TensorFlow) or ``"tf"`` (``tf.data``); both give the same accuracy.
     """
-    import tensorflow as tf
-
     from keras_gated import datasets
     from keras_gated.registry import create_model
 
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
         raise ValueError(f"`batch_size` must be a positive integer, got {batch_size!r}.")
-    ds, info = datasets.load(dataset, "test")
+    if data_engine not in ("numpy", "tf"):
+        raise ValueError(f"Unknown data engine {data_engine!r}; choose numpy or tf.")
+    if data_engine == "tf":
+        ds, info = datasets.load(dataset, "test")
+    else:
+        images, labels, info = datasets.load_numpy(dataset, "test")
     classes = weights_classes(name, weights)
     if classes is not None and classes != info.num_classes:
         raise ValueError(
@@ -76,11 +80,18 @@ def evaluate(name: str, weights: str, dataset: str, *, batch_size: int = 256,
     model = create_model(name, weights=weights, classes=info.num_classes, **(model_args or {}))
     check_same_classes(model.class_names, info.class_names, weights, dataset, name)
     expected = tuple(model.inputs[0].shape[1:])
-    if tuple(info.image_shape) != expected:
-        ds = datasets.adapt_images(ds, expected)
     model.compile(loss="sparse_categorical_crossentropy", metrics=["accuracy"])
-    batches = ds.map(lambda x, y: (tf.cast(x, tf.float32), y)).batch(batch_size)
-    _, accuracy = model.evaluate(batches, verbose=0)
+    if data_engine == "tf":
+        import tensorflow as tf
+
+        if tuple(info.image_shape) != expected:
+            ds = datasets.adapt_images(ds, expected)
+        batches = ds.map(lambda x, y: (tf.cast(x, tf.float32), y)).batch(batch_size)
+        _, accuracy = model.evaluate(batches, verbose=0)
+    else:
+        if tuple(info.image_shape) != expected:
+            images = datasets.adapt_array(images, expected)
+        accuracy = accuracy_in_batches(model, images, labels, batch_size)
     return {
         "model": name,
         "weights": weights,
@@ -91,17 +102,26 @@ def evaluate(name: str, weights: str, dataset: str, *, batch_size: int = 256,
     }
 
 
+def accuracy_in_batches(model, images: np.ndarray, labels: np.ndarray, batch_size: int) -> float:
+    """Top-1 accuracy of ``model`` on uint8 ``images``, cast to float32 one batch at a time
+    (a whole float32 split would take four times the memory of its bytes)."""
+    correct = 0
+    for start in range(0, len(images), batch_size):
+        x = images[start:start + batch_size].astype(np.float32)
+        predicted = np.asarray(model.predict_on_batch(x)).argmax(axis=-1)
+        correct += int((predicted == labels[start:start + batch_size]).sum())
+    return correct / len(images)
+
+
 def demo_images() -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:
     """The bundled CIFAR-10 test images (2 per class), decoded like the training data."""
-    import tensorflow as tf
-
     from keras_gated.class_names import CLASS_NAMES
-    from keras_gated.datasets import decode_image
+    from keras_gated.datasets import decode_image_array
 
     names = CLASS_NAMES["cifar10"]
     folder = resources.files("keras_gated") / "assets" / "cifar10_demo"
     files = sorted(f for f in folder.iterdir() if f.name.endswith(".jpg"))
-    images = np.stack([decode_image(tf.constant(f.read_bytes()), 3).numpy() for f in files])
+    images = np.stack([decode_image_array(f.read_bytes(), 3) for f in files])
     labels = np.array([names.index(f.name.rsplit("_", 1)[0]) for f in files])
     return images, labels, names
 

@@ -62,3 +62,15 @@ def run_main(prog: str, parser: argparse.ArgumentParser, run: Callable[[argparse
     from keras_gated.errors import run_command  # imports keras: after prepare_environment
 
     return run_command(prog, lambda: run(args), debug=args.debug)
+
+
+DATA_ENGINES = ("numpy", "tf")
+
+
+def add_data_engine_argument(parser: argparse.ArgumentParser) -> None:
+    """``--data-engine numpy|tf``: the engine that runs the input pipeline
+    (``training.data``). Default: numpy, or tf for a tf.distribute strategy."""
+    parser.add_argument("--data-engine", choices=DATA_ENGINES, default=None,
+                        help="input pipeline engine: numpy (keras.utils.PyDataset, no "
+                             "TensorFlow needed; the default) or tf (tf.data; the default "
+                             "with --strategy mirrored/multiworker/tpu)")

@@ -35,7 +35,8 @@ class RunSettings:
     ``clip_norm`` (global gradient norm) replace the recipe's values when given;
     ``model_args`` are extra constructor arguments of the model; ``validation_split``
     holds out the last fraction of the training split; ``train_examples`` trains on that
-    many training examples drawn at random with ``seed``.
+    many training examples drawn at random with ``seed``; ``data_engine`` picks the input
+    pipeline's engine (``training.data.ENGINES``; None: the default).
     """
 
     model: str
@@ -49,6 +50,7 @@ class RunSettings:
     validation_split: float | None = None
     seed: int = 0
     train_examples: int | None = None
+    data_engine: str | None = None
 
     @classmethod
     def from_fingerprint(cls, fingerprint: Mapping[str, Any]) -> RunSettings:
@@ -157,15 +159,13 @@ def build_run(settings: RunSettings, *, make_model: Callable[[Any], Any] | None 
 
     import keras
 
-    from keras_gated import datasets
-    from keras_gated.datasets import adapt_images
     from keras_gated.registry import get_model_entry
-    from training.data import make_pipeline, normalisation_mean, random_subset
+    from training.data import adapt_source, load_split, make_pipeline, normalisation_mean, random_subset
     from training.optim import apply_weight_decay, make_optimizer
 
     recipe = run_recipe(settings)
     keras.utils.set_random_seed(settings.seed)
-    train_ds, train_info = datasets.load(settings.dataset, "train")
+    train_ds, train_info = load_split(settings.dataset, "train", settings.data_engine)
     if settings.train_examples is not None:
         if settings.train_examples > train_info.num_examples:
             raise ValueError(f"--train-examples {settings.train_examples} is more than the "
@@ -192,9 +192,9 @@ def build_run(settings: RunSettings, *, make_model: Callable[[Any], Any] | None 
     input_shape = tuple(model.inputs[0].shape[1:])
     adapted = tuple(train_info.image_shape) != input_shape
     if adapted:
-        train_ds = adapt_images(train_ds, input_shape)
+        train_ds = adapt_source(train_ds, input_shape)
         if val_ds is not None:
-            val_ds = adapt_images(val_ds, input_shape)
+            val_ds = adapt_source(val_ds, input_shape)
     batches = make_pipeline(train_ds, recipe, training=True, batch_size=recipe.batch_size,
                             num_examples=train_info.num_examples, seed=settings.seed,
                             pad_fill=normalisation_mean(model))

@@ -1,30 +1,93 @@
-"""The one ``tf.data`` input pipeline: decode, cache, shuffle, batch, augment (train
-only), prefetch. It feeds ``model.fit`` on every backend.
+"""The input pipeline's engines: load a split for an engine, and run the pipeline that
+``training.transforms`` describes on it. Both feed ``model.fit`` on every backend.
 
-Augmentation runs on whole batches (one vectorised crop and flip per batch, not one
-function call per image): the pipeline then costs a fraction of the CPU time of
-per-image maps, which on a CPU-only machine is taken from the training step itself."""
+* ``numpy`` (the default; no TensorFlow): the split as numpy arrays, batches made by a
+  ``keras.utils.PyDataset`` (``training.numpy_engine``);
+* ``tf``: a ``tf.data`` pipeline (decode, cache, shuffle, batch, augment, prefetch);
+  TensorFlow needed.
+
+Augmentation runs on whole batches in both (one vectorised crop and flip per batch, not
+one function call per image): the pipeline then costs a fraction of the CPU time of
+per-image maps, which on a CPU-only machine is taken from the training step itself.
+
+TensorFlow is imported only when the ``tf`` engine is used.
+"""
 
 from __future__ import annotations
 
-import tensorflow as tf
+import numpy as np
 
 from keras_gated.recipes import Recipe
+from training.numpy_engine import ArraySource, NumpyBatches
+from training.transforms import Transforms
+
+ENGINES = ("numpy", "tf")
+# The engine a run uses when it does not choose one (docs/data_engines.md: measured the
+# faster of the two in `fit` here, and the one that needs no TensorFlow).
+DEFAULT_ENGINE = "numpy"
 
 
-def random_subset(ds: tf.data.Dataset, num_examples: int, n: int, seed: int) -> tf.data.Dataset:
+def check_engine(engine: str | None) -> str:
+    """``engine`` (None: the default), or a ValueError naming the choices."""
+    engine = engine or DEFAULT_ENGINE
+    if engine not in ENGINES:
+        raise ValueError(f"Unknown data engine {engine!r}; choose one of {', '.join(ENGINES)}.")
+    return engine
+
+
+def engine_for(engine: str | None, strategy: str = "default") -> str:
+    """The engine a run uses: ``engine`` when given, else ``tf`` under a tf.distribute
+    strategy (which shards ``tf.data`` across replicas) and ``DEFAULT_ENGINE`` otherwise."""
+    if engine is None and strategy in ("mirrored", "multiworker", "tpu"):
+        return "tf"
+    return check_engine(engine)
+
+
+def load_split(dataset: str, split: str, engine: str | None = None):
+    """``(source, info)``: a split loaded for ``engine``: an ``ArraySource`` (numpy) or a
+    ``tf.data.Dataset`` of ``(uint8 image, int64 label)`` (tf), in the split's order."""
+    from keras_gated import datasets
+
+    if check_engine(engine) == "tf":
+        from keras_gated.tensorflow_cpu import import_tensorflow
+
+        import_tensorflow("The tf.data engine (--data-engine tf)")
+        return datasets.load(dataset, split)
+    images, labels, info = datasets.load_numpy(dataset, split)
+    return ArraySource(images, labels), info
+
+
+def _tf():
+    from keras_gated.tensorflow_cpu import import_tensorflow
+
+    return import_tensorflow("The tf.data engine (--data-engine tf)")
+
+
+def random_subset(ds, num_examples: int, n: int, seed: int):
     """``n`` of a split's ``num_examples`` examples, drawn at random with ``seed``: the same
     ones on every pass. (Image folders list their files class by class, so the first n
-    would miss whole classes.)"""
+    would miss whole classes.) ``ds``: an ``ArraySource`` or a ``tf.data.Dataset``."""
     if not 0 < n <= num_examples:
         raise ValueError(f"Cannot draw {n} of {num_examples} examples.")
+    if isinstance(ds, ArraySource):
+        return ds.subset(np.random.default_rng(seed).permutation(num_examples)[:n])
     return ds.shuffle(num_examples, seed=seed, reshuffle_each_iteration=False).take(n)
+
+
+def adapt_source(ds, shape: tuple[int, int, int]):
+    """``keras_gated.datasets.adapt_images`` for either engine's source."""
+    from keras_gated.datasets import adapt_images
+
+    if isinstance(ds, ArraySource):
+        return ArraySource(adapt_images(ds.images, shape), ds.labels)
+    return adapt_images(ds, shape)
 
 
 def _random_crop(images, height, width, pad: int):
     """Each image of a padded batch ``(N, H + 2 pad, W + 2 pad, C)`` cropped back to
     ``(N, H, W, C)`` at its own random offset (uniform over the 2 pad + 1 positions per
     axis, as ``tf.image.random_crop``)."""
+    tf = _tf()
     n = tf.shape(images)[0]
     top = tf.random.uniform([n], 0, 2 * pad + 1, dtype=tf.int32)
     left = tf.random.uniform([n], 0, 2 * pad + 1, dtype=tf.int32)
@@ -36,6 +99,7 @@ def _random_crop(images, height, width, pad: int):
 
 def _random_flip(images):
     """Each image of a batch mirrored left-right with probability 1/2."""
+    tf = _tf()
     flip = tf.random.uniform([tf.shape(images)[0]]) < 0.5
     return tf.where(flip[:, None, None, None], tf.reverse(images, axis=[2]), images)
 
@@ -49,6 +113,7 @@ def augment(images, recipe: Recipe, fill=0.0):
     *after* normalisation, which is what the Torch references (fb.resnet.torch, the
     Highway Caffe nets) do.
     """
+    tf = _tf()
     single = images.shape.rank == 3
     batch = images[None] if single else images
     static_shape = batch.shape
@@ -86,7 +151,7 @@ def normalisation_mean(model) -> list[float] | float:
 
 
 def make_pipeline(
-    ds: tf.data.Dataset,
+    ds,
     recipe: Recipe,
     *,
     training: bool,
@@ -96,14 +161,24 @@ def make_pipeline(
     pad_fill=0.0,
     cache: bool = True,
     drop_remainder: bool = False,
-) -> tf.data.Dataset:
+):
     """Batches of ``(float32 raw 0-255 images, int64 labels)``; augmented when training.
 
-    The cache holds the decoded images (uint8), shuffling draws from the whole split
-    (``num_examples``), and the cast and augmentation run per batch, in parallel with
-    the training step (``prefetch``).
-    ``pad_fill``: the padding value of ``pad_mode="mean"`` (see ``normalisation_mean``).
+    ``ds`` chooses the engine: an ``ArraySource`` gives a ``NumpyBatches`` (a
+    ``keras.utils.PyDataset``), a ``tf.data.Dataset`` a ``tf.data`` pipeline; both run
+    ``Transforms.from_recipe(recipe, ...)``. ``pad_fill``: the padding value of
+    ``pad_mode="mean"`` (see ``normalisation_mean``).
+
+    In the ``tf.data`` pipeline the cache holds the decoded images (uint8), shuffling
+    draws from the whole split (``num_examples``), and the cast and augmentation run per
+    batch, in parallel with the training step (``prefetch``).
     """
+    if isinstance(ds, ArraySource):
+        transforms = Transforms.from_recipe(recipe, training=training, batch_size=batch_size,
+                                            seed=seed, pad_fill=pad_fill,
+                                            drop_remainder=drop_remainder)
+        return NumpyBatches(ds, transforms)
+    tf = _tf()
     if cache:
         ds = ds.cache()
     if training:

@@ -220,10 +220,10 @@ def num_replicas(strategy) -> int:
 
 def shard_for_workers(ds, strategy):
     """Auto-shard a dataset by data across the workers of a multi-worker strategy."""
-    import tensorflow as tf
-
     if strategy is None:
         return ds
+    import tensorflow as tf
+
     options = tf.data.Options()
     options.experimental_distribute.auto_shard_policy = tf.data.experimental.AutoShardPolicy.DATA
     return ds.with_options(options)

@@ -25,7 +25,13 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from training.arguments import command_line, positive_float, positive_int, run_main
+from training.arguments import (
+    add_data_engine_argument,
+    command_line,
+    positive_float,
+    positive_int,
+    run_main,
+)
 
 # A weight id is ``name.tag`` in lower case (as keras_gated.pretrained requires).
 WEIGHT_ID = re.compile(r"^[a-z0-9_]+\.[a-z0-9_]+$")
@@ -47,6 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "-scratch for --weights none, plus -n<N> for --train-examples N)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--verbose", type=int, default=1, choices=(0, 1, 2))
+    add_data_engine_argument(p)
     return p
 
 
@@ -58,6 +65,8 @@ def reproduce_command(args: argparse.Namespace, backend: str) -> str:
         value = getattr(args, flag)
         if value is not None and (flag, value) not in (("recipe", "finetune"), ("seed", 0)):
             parts += [f"--{flag.replace('_', '-')}", str(value)]
+    if getattr(args, "data_engine", None) is not None:
+        parts += ["--data-engine", args.data_engine]
     return command_line("training.finetune", backend, parts)
 
 
@@ -129,11 +138,9 @@ def run(args: argparse.Namespace) -> int:
 
     import keras
 
-    from keras_gated import datasets
-    from keras_gated.datasets import adapt_images
     from keras_gated.pretrained.zoo_folder import save_zoo_folder
     from training.build import RunSettings, build_run, run_recipe
-    from training.data import make_pipeline
+    from training.data import adapt_source, load_split, make_pipeline
     from training.loop import evaluate_metrics, fit_resumable, write_metrics
     from training.run_dir import check_fingerprint, check_run_files, finished_run, open_run_folder
     from training.train import dataset_key, recipe_settings
@@ -145,7 +152,8 @@ def run(args: argparse.Namespace) -> int:
     run_config = RunSettings(model=args.model, dataset=args.dataset, recipe=args.recipe,
                              epochs=args.epochs, batch_size=args.batch_size,
                              lr=args.learning_rate, seed=args.seed,
-                             train_examples=args.train_examples)
+                             train_examples=args.train_examples,
+                             data_engine=getattr(args, "data_engine", None))
     recipe = run_recipe(run_config)
     batch_size = recipe.batch_size
     weight_id = weight_id_for(args.model, args.dataset)  # before anything is trained
@@ -165,11 +173,11 @@ def run(args: argparse.Namespace) -> int:
         check_fingerprint(out, {**settings, "model_kwargs": {
             "include_top": False, "pooling": "avg", "head_classes": train_info.num_classes}},
             "[finetune]")
-        test_ds, test_info = datasets.load(args.dataset, "test")
+        test_ds, test_info = load_split(args.dataset, "test", run_config.data_engine)
         if built.adapted:
             input_shape = tuple(model.inputs[0].shape[1:])
             print(f"[finetune] adapting {train_info.image_shape} images to the backbone's {input_shape}")
-            test_ds = adapt_images(test_ds, input_shape)
+            test_ds = adapt_source(test_ds, input_shape)
         test = make_pipeline(test_ds, recipe, training=False, batch_size=batch_size)
         trainable = sum(int(math.prod(v.shape)) for v in model.trainable_weights)
         print(f"[finetune] {args.model} ({args.weights}) on {args.dataset}: {train_info.num_classes} "

@@ -1,7 +1,7 @@
 """The resumable fit-and-evaluate loop shared by ``training.train`` and
 ``training.finetune``: Keras ``fit`` with crash-safe backups, exactly-once logs, best and
-last checkpoints (each written whole or not at all), TensorBoard, NaN stop, then
-``metrics.json``."""
+last checkpoints (each written whole or not at all), TensorBoard (where TensorFlow is
+installed), NaN stop, then ``metrics.json``."""
 
 from __future__ import annotations
 
@@ -67,6 +67,19 @@ def hardware() -> str:
     return f"{cpu}; accelerators: {', '.join(accelerators) if accelerators else 'none'}"
 
 
+def tensorboard_available() -> bool:
+    """Whether Keras's TensorBoard callback can write here: it needs TensorFlow (and
+    tensorboard); without them a run writes log.csv and gates.csv only."""
+    import importlib.util
+
+    from keras_gated.tensorflow_cpu import tensorflow_available
+
+    try:
+        return tensorflow_available() and importlib.util.find_spec("tensorboard") is not None
+    except (ImportError, ValueError):
+        return False
+
+
 def fit_resumable(model: keras.Model, train, test, *, epochs: int, out: Path, verbose: int,
                   prefix: str = "[train]", scope=None) -> bool:
     """Fit ``model`` (compiled) for ``epochs``, resuming from ``out/backup``.
@@ -96,12 +109,16 @@ def fit_resumable(model: keras.Model, train, test, *, epochs: int, out: Path, ve
             out / "best.keras", monitor="val_accuracy", mode="max", save_best_only=True,
             initial_value_threshold=best_logged(log_path, "val_accuracy"),
         ),
-        keras.callbacks.TensorBoard(out / "tensorboard"),
     ]
+    if tensorboard_available():
+        callbacks.append(keras.callbacks.TensorBoard(out / "tensorboard"))
     if gate_variables(model):
         # After the CSV logger (log.csv keeps its columns), before TensorBoard (which then
         # plots every k): one row per gate and epoch in gates.csv.
-        callbacks.insert(len(callbacks) - 1, GateLogger(out / GATES_FILE))
+        callbacks.insert(len(callbacks) - 1 if tensorboard_available() else len(callbacks),
+                         GateLogger(out / GATES_FILE))
+    if hasattr(train, "set_epoch"):  # the numpy engine: the batches of the epoch resumed at
+        train.set_epoch(initial_epoch)
     try:
         model.fit(train, epochs=epochs, initial_epoch=initial_epoch, validation_data=test,
                   callbacks=callbacks, verbose=verbose, shuffle=False)  # the pipeline shuffles

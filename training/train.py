@@ -28,7 +28,14 @@ import argparse
 from collections.abc import Sequence
 from pathlib import Path
 
-from training.arguments import command_line, positive_float, positive_int, run_main
+from training.arguments import (
+    add_data_engine_argument,
+    add_time_limit_arguments,
+    command_line,
+    positive_float,
+    positive_int,
+    run_main,
+)
 from training.build import (  # noqa: F401  (default_recipe_name, split_validation: public here too)
     RunSettings,
     build_run,
@@ -100,6 +107,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "emulate it (it is several times slower there)")
     p.add_argument("--verbose", type=int, default=1, choices=(0, 1, 2),
                    help="1: progress bar, 2: one line per epoch")
+    add_data_engine_argument(p)
+    add_time_limit_arguments(p)
     return p
 
 
@@ -122,6 +131,8 @@ def reproduce_command(args: argparse.Namespace, backend: str) -> str:
         parts += ["--clip-norm", str(args.clip_norm)]
     if args.strategy != "default":
         parts += ["--strategy", args.strategy]
+    if getattr(args, "data_engine", None) is not None:
+        parts += ["--data-engine", args.data_engine]
     return command_line("training.train", backend, parts)
 
 
@@ -216,24 +227,27 @@ def training_stream(train_ds, recipe, num_examples: int, seed: int, model):
 
 def run_settings(args: argparse.Namespace) -> RunSettings:
     """The run the command line asks for."""
+    from training.data import engine_for
+
     return RunSettings(model=args.model, dataset=args.dataset, recipe=args.recipe,
                        epochs=args.epochs, batch_size=args.batch_size,
                        lr=getattr(args, "lr", None), clip_norm=getattr(args, "clip_norm", None),
                        model_args=model_args(args),
-                       validation_split=getattr(args, "validation_split", None), seed=args.seed)
+                       validation_split=getattr(args, "validation_split", None), seed=args.seed,
+                       data_engine=engine_for(getattr(args, "data_engine", None),
+                                              getattr(args, "strategy", "default")))
 
 
 def run(args: argparse.Namespace) -> int:
 
     import keras
 
-    from keras_gated import datasets
     from keras_gated.fast_path import describe, describe_text
     from keras_gated.registry import get_model_entry
     from training import distribute
     from training.build import run_recipe
-    from training.data import make_pipeline
-    from training.loop import evaluate_metrics, fit_resumable, write_metrics
+    from training.data import load_split, make_pipeline
+    from training.loop import TimeLimitReached, evaluate_metrics, fit_resumable, write_metrics
     from training.run_dir import (
         check_fingerprint,
         check_run_files,
@@ -266,7 +280,7 @@ def run(args: argparse.Namespace) -> int:
                           defaults=FINGERPRINT_DEFAULTS)
         model, decayed, train = built.model, built.decayed, built.batches
         train_info, val_ds, val_info = built.train_info, built.val_ds, built.val_info
-        test_ds, test_info = datasets.load(args.dataset, "test")
+        test_ds, test_info = load_split(args.dataset, "test", run_config.data_engine)
         test = make_pipeline(test_ds, recipe, training=False, batch_size=batch_size)
         train = distribute.shard_for_workers(train, strategy)
         test = distribute.shard_for_workers(test, strategy)
@@ -286,9 +300,15 @@ def run(args: argparse.Namespace) -> int:
         print(f"[train] recipe {recipe.describe()}; {decayed} variables decayed")
         print(f"[train] fast path: {describe_text(model)}")
 
-        if not fit_resumable(model, train, val, epochs=recipe.epochs, out=out,
-                             verbose=args.verbose, scope=distribute.scope(strategy)):
-            return 1
+        time_limit_s = args.time_limit * 60 if getattr(args, "time_limit", None) else None
+        try:
+            if not fit_resumable(model, train, val, epochs=recipe.epochs, out=out,
+                                 verbose=args.verbose, scope=distribute.scope(strategy),
+                                 time_limit_s=time_limit_s, shard_mb=getattr(args, "shard_mb", None)):
+                return 1
+        except TimeLimitReached as stop:
+            print(stop)
+            return 0
         extra = {
             "command": reproduce_command(args, backend),
             "model": args.model,

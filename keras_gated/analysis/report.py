@@ -35,19 +35,15 @@ from keras_gated.layers.highway import Highway
 def load_examples(dataset: str, examples: int, split: str = "test", seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """``examples`` images (raw 0-255 float32) and labels of a data set split: all of it when
     it holds no more, else a random subset (``seed``), in split order. Splits may be stored
-    sorted by class (the CIFAR-10 copy is), so the first N would cover a few classes only."""
-    import tensorflow as tf
-
+    sorted by class (the CIFAR-10 copy is), so the first N would cover a few classes only.
+    Needs no TensorFlow (``keras_gated.datasets.load_numpy``)."""
     from keras_gated import datasets
 
-    ds, info = datasets.load(dataset, split)
+    x, y, info = datasets.load_numpy(dataset, split)
     if examples < info.num_examples:
         chosen = np.sort(np.random.default_rng(seed).choice(info.num_examples, examples, replace=False))
-        keep = tf.constant(chosen, tf.int64)
-        ds = (ds.enumerate().filter(lambda i, item: tf.reduce_any(tf.equal(i, keep)))
-              .map(lambda i, item: item))
-    x, y = next(iter(ds.batch(examples)))
-    return tf.cast(x, tf.float32).numpy(), np.asarray(y)
+        x, y = x[chosen], y[chosen]
+    return x.astype(np.float32), np.asarray(y)
 
 
 def seconds_per_image(models: Sequence[keras.Model], x: np.ndarray, rounds: int = 5) -> list[float]:
