@@ -99,6 +99,10 @@ def export(model: keras.Model, path: str | os.PathLike, format: str, *, verbose:
             f"ONNX export of {model.name} (it has max pooling) does not work through the JAX "
             "backend's converter: export it with KERAS_BACKEND=tensorflow or torch."
         )
+    if backend == "tensorflow" or format == "savedmodel":  # SavedModel: jax2tf on JAX
+        from keras_gated.tensorflow_cpu import import_tensorflow
+
+        import_tensorflow(f"Export to {format} on the {backend} backend")
     path = Path(path)
     if path.exists():
         raise FileExistsError(f"{path} exists already: choose a new path for the export.")

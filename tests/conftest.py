@@ -44,6 +44,8 @@ ONCE_MODULES = (
     "tests/test_catalog.py",
     "tests/test_import_graph.py",
     "tests/test_pretrained_cfgs.py",
+    # JAX subprocesses with TensorFlow hidden, compared with the TensorFlow backend.
+    "tests/test_without_tensorflow.py",
 )
 # The full test-split evaluations of the released checkpoints likewise (the accuracy is
 # a property of the weights; every backend computes the same outputs to 1e-6, which the

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import keras
 import numpy as np
+import pytest
 
 
 def trainable_count(model: keras.Model | keras.layers.Layer) -> int:
@@ -52,3 +53,18 @@ def make_image_folder(root: Path, shape=(28, 28, 1), per_class=(40, 10), classes
                 pil = Image.fromarray(image[..., 0] if c == 1 else image)
                 pil.save(folder / f"{i:04d}.png")
     return root
+
+
+def tensorflow_installed() -> bool:
+    """Whether TensorFlow can be imported here (without importing it)."""
+    from keras_gated.tensorflow_cpu import tensorflow_available
+
+    return tensorflow_available()
+
+
+# Tests of what needs TensorFlow by nature (the tf.data engine, tfds, TFLite, SavedModel,
+# tf2onnx): they skip, and say why, where TensorFlow is not installed.
+needs_tensorflow = pytest.mark.skipif(
+    not tensorflow_installed(),
+    reason='needs TensorFlow by nature; not installed here (pip install "keras-gated[tensorflow]")',
+)
