@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from keras_gated import datasets
-from tests.helpers import make_image_folder
+from tests.helpers import make_image_folder, needs_tensorflow
 
 SHARED = datasets.source_checkout_data_dir()
 needs_shared = pytest.mark.skipif(
@@ -120,6 +120,7 @@ def test_bad_split():
         datasets.load("cifar10", "validation")
 
 
+@needs_tensorflow
 @pytest.mark.parametrize("name, shape", [("cifar10", (32, 32, 3)), ("mnist", (28, 28, 1))])
 def test_tfds_path_with_mock_data(name, shape, tmp_path, monkeypatch):
     import tensorflow_datasets as tfds
@@ -130,3 +131,69 @@ def test_tfds_path_with_mock_data(name, shape, tmp_path, monkeypatch):
         items = list(ds.as_numpy_iterator())
     assert len(items) == 6 and info.source == f"tfds:{name}"
     assert items[0][0].shape == shape and info.num_classes == 10
+
+
+# --- numpy loading (PIL) against TensorFlow's decoders, adaptation, checksums -------------
+@needs_shared
+@needs_tensorflow
+def test_pil_decoding_equals_tensorflow_integer_accurate_decoding():
+    """The numpy path decodes the CIFAR-10 JPEGs with PIL; TensorFlow's decoder
+    (INTEGER_ACCURATE) gives the same bytes, so both engines train on the same pixels."""
+    import tensorflow as tf
+
+    x, _, info = datasets.load_numpy("cifar10", "test")
+    with zipfile.ZipFile(info.source) as archive:
+        members = sorted(m for m in archive.namelist() if "/test/" in m and m.endswith(".jpg"))
+        chosen = range(0, len(members), 20)  # 500 images across every class
+        decoded = np.stack([datasets.decode_image(tf.constant(archive.read(members[i])), 3).numpy()
+                            for i in chosen])
+    np.testing.assert_array_equal(decoded, x[list(chosen)])
+
+
+@needs_tensorflow
+def test_load_and_load_numpy_give_the_same_examples(tmp_path):
+    root = make_image_folder(tmp_path / "folder", shape=(12, 10, 3), per_class=(6, 2), classes=3)
+    ds, info = datasets.load(str(root), "train")
+    x, y, numpy_info = datasets.load_numpy(str(root), "train")
+    tf_x = np.stack([a for a, _ in ds.as_numpy_iterator()])
+    tf_y = np.array([b for _, b in ds.as_numpy_iterator()])
+    np.testing.assert_array_equal(tf_x, x)
+    np.testing.assert_array_equal(tf_y, y)
+    assert info == numpy_info and x.dtype == np.uint8 and y.dtype == np.int64
+
+
+def test_decode_image_array_keeps_or_sets_the_channels(tmp_path):
+    from PIL import Image
+
+    grey = np.arange(12, dtype=np.uint8).reshape(3, 4)
+    buffer = io.BytesIO()
+    Image.fromarray(grey).save(buffer, format="PNG")
+    assert datasets.decode_image_array(buffer.getvalue()).shape == (3, 4, 1)
+    rgb = datasets.decode_image_array(buffer.getvalue(), 3)
+    assert rgb.shape == (3, 4, 3) and (rgb[..., 1] == grey).all()
+
+
+@needs_tensorflow
+@pytest.mark.parametrize("source, target", [((28, 28, 1), (32, 32, 3)), ((36, 30, 3), (32, 32, 1))])
+def test_adapt_array_equals_adapt_images(source, target):
+    import tensorflow as tf
+
+    images = np.random.default_rng(0).integers(0, 256, (3, *source), dtype=np.uint8)
+    ds = tf.data.Dataset.from_tensor_slices((images, np.zeros(3, np.int64)))
+    expected = np.stack([a for a, _ in datasets.adapt_images(ds, target).as_numpy_iterator()])
+    got = datasets.adapt_images(images, target)
+    assert got.shape == (3, *target)
+    np.testing.assert_allclose(got.astype(int), expected.astype(int), atol=1)  # luma rounding
+
+
+@needs_shared
+def test_local_copies_have_their_registered_checksums(tmp_path):
+    assert datasets.verify_local_copy(SHARED / "cifar10-jpeg.zip") is True
+    assert datasets.verify_local_copy(SHARED / "fashion-mnist") is True
+    other = tmp_path / "fashion-mnist"
+    other.mkdir()
+    _write_idx(other / "t10k-labels-idx1-ubyte.gz", np.arange(3, dtype=np.uint8))
+    assert datasets.verify_local_copy(other) is False
+    assert datasets.verify_local_copy(tmp_path / "fashion-mnist" / "t10k-labels-idx1-ubyte.gz") is False
+    (tmp_path / "unregistered.zip").write_bytes(b"x")
+    assert datasets.verify_local_copy(tmp_path / "unregistered.zip") is None

@@ -9,7 +9,7 @@ import keras_gated as kg
 from keras_gated import datasets
 from keras_gated.cli import main
 from keras_gated.evaluation import demo_images, evaluate, run_demo
-from tests.helpers import make_image_folder
+from tests.helpers import make_image_folder, needs_tensorflow
 
 
 def test_evaluate_matches_a_manual_count(tmp_path, capsys):
@@ -95,3 +95,17 @@ def test_readme_demo_runs_in_a_fresh_process():
                             text=True, timeout=300, env={**os.environ, "HF_HUB_OFFLINE": "1"})
     assert result.returncode == 0, result.stderr[-3000:]
     assert "accuracy on these 20 images" in result.stdout
+
+
+@needs_tensorflow
+def test_both_data_engines_give_the_same_accuracy(tmp_path):
+    """``--data-engine numpy`` (no TensorFlow) and ``tf`` count the same correct images,
+    through the adaptation of 28x28 grey images to a 32x32 RGB net too."""
+    folder = make_image_folder(tmp_path / "data", per_class=(4, 15))
+    path = tmp_path / "g20.weights.h5"
+    kg.GResNet20(classes=2).save_weights(path)
+    numpy_result = evaluate("gresnet20", str(path), str(folder), data_engine="numpy")
+    tf_result = evaluate("gresnet20", str(path), str(folder), data_engine="tf")
+    assert numpy_result == tf_result and numpy_result["num_examples"] == 30
+    with pytest.raises(ValueError, match="Unknown data engine"):
+        evaluate("gresnet20", str(path), str(folder), data_engine="grain")
