@@ -2,16 +2,17 @@
 
     python -m benchmarks.pipeline [--model gresnet20] [--launches 3] [--steps 30]
     python -m benchmarks.pipeline --alone     # the pipeline by itself, no training
+    python -m benchmarks.pipeline --backend jax [--data-engine numpy|tf]
 
 Each launch is one ``python -m benchmarks.measure --impl keras --data MODE`` process:
 
 * ``--data synthetic``: ``model.fit`` on random numpy arrays held in memory (what
   ``benchmarks.run`` measures);
 * ``--data cifar10``: ``model.fit`` on the training split through ``training.data.
-  make_pipeline``, built exactly as ``python -m training.train`` builds it (JPEG decode,
-  cache of the decoded images, shuffle over the whole split, pad-crop-flip augmentation,
-  batch, prefetch). One pass over the split fills the cache first, so the timed steps
-  see the pipeline of every epoch after the first.
+  make_pipeline``, built exactly as ``python -m training.train`` builds it, on the engine
+  of ``--data-engine`` (numpy: the split decoded into memory, a ``keras.utils.PyDataset``
+  that shuffles, pads, crops and flips per batch; tf: ``tf.data`` with its cache filled
+  by one pass first), so the timed steps see the pipeline of every epoch after the first.
 
 Launches are interleaved (the order alternates each round). Reported: median (min-max)
 training img/s of each mode and the ratio cifar10 / synthetic of the medians, with the
@@ -19,8 +20,9 @@ pipeline's one-off cache fill and its per-epoch start (the time to the first bat
 cached epoch, the shuffle buffer filling). Writes ``pipeline.json`` and ``pipeline.md``.
 
 ``--alone`` iterates cached epochs of the pipeline without a model, in this process:
-images per second and CPU milliseconds per 1000 images (all threads), which is what the
-pipeline takes from the training step on a CPU-only machine. Writes ``pipeline_alone.json``.
+images and batches per second and CPU milliseconds per 1000 images (all threads), which
+is what the pipeline takes from the training step on a CPU-only machine (and what a GPU
+host's cores must deliver). Writes ``pipeline_alone.json``.
 """
 
 from __future__ import annotations
@@ -48,19 +50,26 @@ class RealData:
     epoch_start_s: float  # a cached epoch's time to its first batch
 
 
+ENGINE_VARIABLE = "KERAS_GATED_BENCH_DATA_ENGINE"  # the engine of --data cifar10 launches
+
+
 def training_pipeline(model, model_name: str, batch_size: int, *, examples: int | None = None,
-                      seed: int = 0) -> RealData:
+                      seed: int = 0, engine: str | None = None) -> RealData:
     """The augmented CIFAR-10 training pipeline that ``training.train`` feeds ``model``
     (registered as ``model_name``; its default recipe), after one full pass.
-    ``examples``: only the first N images of the split (small test runs); default all."""
-    from keras_gated import datasets
+    ``examples``: only the first N images of the split (small test runs); default all.
+    ``engine``: ``numpy`` or ``tf`` (``training.data``; default ``$KERAS_GATED_BENCH_DATA_ENGINE``,
+    else the training default). For the numpy engine the cache fill is the decode of the
+    split into memory."""
     from keras_gated.recipes import get_recipe
     from keras_gated.registry import get_model_entry
-    from training.data import make_pipeline, normalisation_mean
+    from training.data import check_engine, load_split, make_pipeline, normalisation_mean
     from training.train import default_recipe_name
 
+    engine = check_engine(engine or os.environ.get(ENGINE_VARIABLE))
     recipe = get_recipe(default_recipe_name(get_model_entry(model_name)))
-    ds, info = datasets.load("cifar10", "train")
+    start = time.perf_counter()
+    ds, info = load_split("cifar10", "train", engine)
     num_examples = info.num_examples
     if examples is not None:
         num_examples = min(examples, num_examples)
@@ -68,9 +77,10 @@ def training_pipeline(model, model_name: str, batch_size: int, *, examples: int 
     pipeline = make_pipeline(ds, recipe, training=True, batch_size=batch_size,
                              num_examples=num_examples, seed=seed,
                              pad_fill=normalisation_mean(model))
-    start = time.perf_counter()
-    for _ in pipeline:  # the first epoch: decode and cache
-        pass
+    if engine == "tf":
+        start = time.perf_counter()
+        for _ in pipeline:  # the first epoch: decode and cache
+            pass
     cache_fill_s = time.perf_counter() - start
     start = time.perf_counter()
     next(iter(pipeline))
@@ -79,27 +89,38 @@ def training_pipeline(model, model_name: str, batch_size: int, *, examples: int 
 
 
 def pipeline_alone(model_name: str, batch_size: int, *, examples: int | None = None,
-                   epochs: int = 3) -> dict:
-    """Cached epochs of the training pipeline alone: medians of img/s and CPU ms per 1000
-    images over ``epochs`` epochs."""
+                   epochs: int = 3, engine: str | None = None) -> dict:
+    """Cached epochs of the training pipeline alone (no model): medians of img/s,
+    batches/s and CPU ms per 1000 images over ``epochs`` epochs. The numpy engine's
+    batches are made here one after another, on one thread (its ``fit`` uses several)."""
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     import keras_gated as kg
 
-    real = training_pipeline(kg.create_model(model_name), model_name, batch_size, examples=examples)
-    rates, cpu = [], []
+    real = training_pipeline(kg.create_model(model_name), model_name, batch_size,
+                             examples=examples, engine=engine)
+    rates, batch_rates, cpu = [], [], []
     for _ in range(epochs):
-        wall, used = time.perf_counter(), time.process_time()
+        wall, used, batches = time.perf_counter(), time.process_time(), 0
         for _ in real.dataset:
-            pass
-        rates.append(real.num_examples / (time.perf_counter() - wall))
+            batches += 1
+        seconds = time.perf_counter() - wall
+        rates.append(real.num_examples / seconds)
+        batch_rates.append(batches / seconds)
         cpu.append(1e6 * (time.process_time() - used) / real.num_examples)
+        if hasattr(real.dataset, "on_epoch_end"):
+            real.dataset.on_epoch_end()
+    from training.data import check_engine
+
     return {"model": model_name, "batch": batch_size, "examples": real.num_examples, "epochs": epochs,
-            "img_s": statistics.median(rates), "cpu_ms_per_1000_images": statistics.median(cpu),
+            "engine": check_engine(engine or os.environ.get(ENGINE_VARIABLE)),
+            "img_s": statistics.median(rates), "batches_s": statistics.median(batch_rates),
+            "cpu_ms_per_1000_images": statistics.median(cpu),
             "cache_fill_s": real.cache_fill_s, "epoch_start_s": real.epoch_start_s}
 
 
 def launch(model: str, data: str, batch: int, steps: int, examples: int | None,
-           timeout: int, jit_compile: str = "auto") -> dict:
+           timeout: int, jit_compile: str = "auto", backend: str | None = None,
+           engine: str | None = None) -> dict:
     """One ``benchmarks.measure`` process on ``data``; its BENCH record."""
     command = [sys.executable, "-m", "benchmarks.measure", "--impl", "keras", "--model", model,
                "--data", data, "--batch", str(batch), "--steps", str(steps),
@@ -107,7 +128,11 @@ def launch(model: str, data: str, batch: int, steps: int, examples: int | None,
     if examples is not None:
         command += ["--examples", str(examples)]
     env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"}
+    if backend:
+        env["KERAS_BACKEND"] = backend
     env.setdefault("KERAS_BACKEND", "tensorflow")
+    if engine:
+        env[ENGINE_VARIABLE] = engine
     done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=timeout)
     lines = [line for line in done.stdout.splitlines() if line.startswith("BENCH ")]
     if done.returncode or not lines:
@@ -160,12 +185,18 @@ def main(argv=None) -> int:
     p.add_argument("--timeout", type=int, default=900)
     p.add_argument("--out", type=Path, default=Path("benchmarks/results"))
     p.add_argument("--alone", action="store_true", help="the pipeline by itself, without training")
+    p.add_argument("--backend", choices=("tensorflow", "jax", "torch"),
+                   help="Keras backend of the launches (default: KERAS_BACKEND, else tensorflow)")
+    p.add_argument("--data-engine", choices=("numpy", "tf"), default=None,
+                   help="input pipeline engine of the cifar10 launches (default: training's, numpy)")
     args = p.parse_args(argv)
     command = "python -m benchmarks.pipeline " + " ".join(argv if argv is not None else sys.argv[1:])
     args.out.mkdir(parents=True, exist_ok=True)
     if args.alone:
-        result = {"command": command.strip(), **pipeline_alone(args.model, args.batch, examples=args.examples)}
-        print(f"[pipeline] alone: {result['img_s']:.0f} img/s, {result['cpu_ms_per_1000_images']:.0f} CPU ms "
+        result = {"command": command.strip(), **pipeline_alone(args.model, args.batch, examples=args.examples,
+                                                               engine=args.data_engine)}
+        print(f"[pipeline] alone ({result['engine']} engine): {result['img_s']:.0f} img/s, "
+              f"{result['batches_s']:.1f} batches/s, {result['cpu_ms_per_1000_images']:.0f} CPU ms "
               f"per 1000 images; cache filled in {result['cache_fill_s']:.1f} s")
         (args.out / "pipeline_alone.json").write_text(json.dumps(result, indent=2) + "\n")
         return 0
@@ -173,17 +204,21 @@ def main(argv=None) -> int:
     for round_ in range(args.launches):
         for mode in MODES if round_ % 2 == 0 else MODES[::-1]:
             result = launch(args.model, mode, args.batch, args.steps, args.examples, args.timeout,
-                            args.jit_compile)
+                            args.jit_compile, args.backend, args.data_engine)
             runs.append(result)
             print(f"[pipeline] round {round_ + 1}/{args.launches} {mode}: "
                   f"{result['train_img_s']:.1f} img/s", flush=True)
     summary = summarise(runs)
-    header = (f"`{command.strip()}`: {args.model}, batch {args.batch}, {args.steps} timed steps, "
-              f"jit_compile={args.jit_compile}, {args.launches} launches per mode, interleaved")
+    backend = args.backend or os.environ.get("KERAS_BACKEND", "tensorflow")
+    engine = args.data_engine or "numpy"
+    header = (f"`{command.strip()}`: {args.model}, backend {backend}, {engine} engine, batch "
+              f"{args.batch}, {args.steps} timed steps, jit_compile={args.jit_compile}, "
+              f"{args.launches} launches per mode, interleaved")
     table = markdown(summary, header)
     print(table)
     (args.out / "pipeline.json").write_text(json.dumps(
-        {"command": command.strip(), "model": args.model, "batch": args.batch, "steps": args.steps,
+        {"command": command.strip(), "model": args.model, "backend": backend, "engine": engine,
+         "batch": args.batch, "steps": args.steps,
          "jit_compile": args.jit_compile, "launches": args.launches, **summary, "runs": runs},
         indent=2) + "\n")
     (args.out / "pipeline.md").write_text(table)

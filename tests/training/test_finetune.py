@@ -6,7 +6,7 @@ import keras
 import numpy as np
 
 import keras_gated as kg
-from tests.helpers import make_image_folder, to_numpy
+from tests.helpers import make_image_folder, needs_tensorflow, to_numpy
 from training import finetune
 
 
@@ -67,6 +67,7 @@ def test_finetune_from_scratch_baseline_on_a_seeded_subset(tmp_path, monkeypatch
         assert len(list(csv.DictReader(f))) == 1  # one epoch of ceil(40 / 16) steps ran
 
 
+@needs_tensorflow  # the tf.data form; the numpy engine's is in tests/training/test_data.py
 def test_train_examples_is_a_seeded_random_subset_that_covers_the_classes(tmp_path):
     import pytest
 
