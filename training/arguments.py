@@ -74,3 +74,13 @@ def add_data_engine_argument(parser: argparse.ArgumentParser) -> None:
                         help="input pipeline engine: numpy (keras.utils.PyDataset, no "
                              "TensorFlow needed; the default) or tf (tf.data; the default "
                              "with --strategy mirrored/multiworker/tpu)")
+
+
+def add_time_limit_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--time-limit MINUTES`` and ``--shard-mb N`` (``training.loop.fit_resumable``)."""
+    parser.add_argument("--time-limit", type=positive_float, metavar="MINUTES",
+                        help="stop after the step that would run past MINUTES, write a backup "
+                             "and exit 0; the same command goes on from that step (numpy "
+                             "engine)")
+    parser.add_argument("--shard-mb", type=positive_int, metavar="N",
+                        help="write backups as Keras sharded weights, files of at most N MB")

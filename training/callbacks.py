@@ -74,28 +74,51 @@ class EpochBackup(keras.callbacks.Callback):
     after the ``CSVLogger`` in the callback list (see ``training.loop.fit_resumable``).
     """
 
-    def __init__(self, backup_dir: str | Path, nan_guard: StopOnNaN | None = None):
+    def __init__(self, backup_dir: str | Path, nan_guard: StopOnNaN | None = None,
+                 shard_mb: int | None = None, time_limit: TimeLimit | None = None):
         super().__init__()
         self.backup_dir = Path(backup_dir)
         self.nan_guard = nan_guard
+        self.shard_mb = shard_mb
+        self.time_limit = time_limit
 
     def on_epoch_end(self, epoch, logs=None):
         if self.nan_guard is not None and self.nan_guard.nan_at is not None:
             return
+        if self.time_limit is not None and self.time_limit.stopped_at is not None:
+            return  # an epoch cut short: its backup is written with its step count
+        self.write(epoch + 1)
+
+    def write(self, epoch: int, step: int = 0) -> None:
+        """Back up the model and optimizer after ``epoch`` finished epochs and ``step``
+        steps of the next one. With ``shard_mb``, as Keras sharded weights
+        (``<name>.weights.json`` and ``<name>_NNNNN.weights.h5`` files of at most
+        ``shard_mb`` MB each)."""
         self.backup_dir.mkdir(parents=True, exist_ok=True)
-        name = f"epoch-{epoch + 1:04d}.weights.h5"
-        partial = self.backup_dir / f"partial-{name}"
+        stem = f"epoch-{epoch:04d}" + (f"-step-{step:06d}" if step else "")
+        name = f"{stem}.weights.json" if self.shard_mb else f"{stem}.weights.h5"
         self._check_space()
+        partial = self.backup_dir / "partial"
+        shutil.rmtree(partial, ignore_errors=True)
+        partial.mkdir()
         try:
-            self.model.save_weights(partial, overwrite=True)
+            if self.shard_mb:
+                self.model.save_weights(partial / name, max_shard_size=self.shard_mb / 1000)
+            else:
+                self.model.save_weights(partial / name, overwrite=True)
         except BaseException:  # e.g. a full disk: leave no half-written file behind
-            partial.unlink(missing_ok=True)
+            shutil.rmtree(partial, ignore_errors=True)
             raise
-        os.replace(partial, self.backup_dir / name)
-        write_text_atomic(self.backup_dir / "latest.json",
-                          json.dumps({"epoch": epoch + 1, "weights": name}))
-        for old in self.backup_dir.glob("*.weights.h5"):
-            if old.name != name:
+        written = sorted(f.name for f in partial.iterdir())
+        for f in written:
+            os.replace(partial / f, self.backup_dir / f)
+        partial.rmdir()
+        record = {"epoch": epoch, "weights": name}
+        if step:
+            record["step"] = step
+        write_text_atomic(self.backup_dir / "latest.json", json.dumps(record))
+        for old in self.backup_dir.glob("*.weights.*"):
+            if old.name not in written:
                 old.unlink()
 
     def _check_space(self) -> None:
@@ -127,13 +150,21 @@ def backup_epoch(backup_dir: str | Path) -> int:
     return int(read_json(pointer)["epoch"]) if pointer.exists() else 0
 
 
+def backup_step(backup_dir: str | Path) -> int:
+    """The steps of the unfinished epoch the backup in ``backup_dir`` holds (0: none, it
+    was written at an epoch's end)."""
+    pointer = Path(backup_dir) / "latest.json"
+    return int(read_json(pointer).get("step", 0)) if pointer.exists() else 0
+
+
 def restore_backup(model: keras.Model, backup_dir: str | Path) -> int:
     """Load the latest backup (weights and optimizer state) into a compiled model.
 
-    Returns the number of finished epochs, to pass to ``fit(initial_epoch=...)``.
+    Returns the number of finished epochs, to pass to ``fit(initial_epoch=...)``
+    (``backup_step`` says how far into the next one it is).
     """
     epoch = backup_epoch(backup_dir)
-    if epoch:
+    if epoch or backup_step(backup_dir):
         meta = read_json(Path(backup_dir) / "latest.json")
         if not model.optimizer.built:
             model.optimizer.build(model.trainable_variables)
@@ -159,3 +190,56 @@ class AtomicModelCheckpoint(keras.callbacks.ModelCheckpoint):
             raise
         if self.partial_path.exists():  # saved this epoch (always, unless save_best_only)
             os.replace(self.partial_path, self.final_path)
+
+
+class TimeLimit(keras.callbacks.Callback):
+    """Stop training at a step's end when the next step and a backup would not finish
+    before ``deadline`` (``time.monotonic()`` seconds); ``stopped_at`` is then
+    ``(epoch, steps done in it)``.
+
+    The next step is assumed to take as long as the longest seen so far, and the backup
+    ``backup_s`` seconds; ``margin_s`` more are kept for the process to exit."""
+
+    def __init__(self, deadline: float, *, backup_s: float = 5.0, margin_s: float = 5.0,
+                 clock=None):
+        super().__init__()
+        import time
+
+        self.deadline = deadline
+        self.backup_s = backup_s
+        self.margin_s = margin_s
+        self.clock = clock or time.monotonic
+        self.stopped_at: tuple[int, int] | None = None
+        self._epoch = 0
+        self._start = None
+        self._longest = 0.0
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self._epoch = epoch
+
+    def on_train_batch_begin(self, batch, logs=None):
+        self._start = self.clock()
+
+    def on_train_batch_end(self, batch, logs=None):
+        now = self.clock()
+        if self._start is not None:
+            self._longest = max(self._longest, now - self._start)
+        if now + self._longest + self.backup_s + self.margin_s > self.deadline:
+            self.stopped_at = (self._epoch, batch + 1)
+            self.model.stop_training = True
+
+
+class DataEpoch(keras.callbacks.Callback):
+    """Tell a numpy-engine pipeline (``set_epoch``) which epoch ``fit`` is starting, so
+    its order and augmentations follow the run's epoch count, whatever else Keras does
+    with the data (it may iterate it once before training to build the model). The
+    epoch ``resume_epoch`` starts at batch ``resume_step`` (a run resumed mid-epoch)."""
+
+    def __init__(self, data, resume_epoch: int = 0, resume_step: int = 0):
+        super().__init__()
+        self.data = data
+        self.resume_epoch = resume_epoch
+        self.resume_step = resume_step
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self.data.set_epoch(epoch, self.resume_step if epoch == self.resume_epoch else 0)

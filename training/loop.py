@@ -19,9 +19,12 @@ from keras_gated.analysis.gate_log import GateLogger
 from keras_gated.gating import gate_variables
 from training.callbacks import (
     AtomicModelCheckpoint,
+    DataEpoch,
     EpochBackup,
     StopOnNaN,
+    TimeLimit,
     backup_epoch,
+    backup_step,
     best_logged,
     restore_backup,
     truncate_log,
@@ -80,29 +83,50 @@ def tensorboard_available() -> bool:
         return False
 
 
+class TimeLimitReached(Exception):
+    """``fit_resumable`` stopped at its time limit after writing a backup; the message
+    says where and how to go on."""
+
+
 def fit_resumable(model: keras.Model, train, test, *, epochs: int, out: Path, verbose: int,
-                  prefix: str = "[train]", scope=None) -> bool:
+                  prefix: str = "[train]", scope=None, time_limit_s: float | None = None,
+                  shard_mb: int | None = None) -> bool:
     """Fit ``model`` (compiled) for ``epochs``, resuming from ``out/backup``.
 
     ``scope``: the distribution strategy's scope, in which the optimizer state of a
     resumed run is created. Returns False when the loss went NaN (after printing what to
     do), True otherwise.
+
+    ``time_limit_s``: stop after the step that would otherwise run past this many seconds
+    from now (a backup's time kept free), write a backup of that step (weights, optimizer
+    state, epoch and step; the numpy engine's batches are a function of seed, epoch and
+    step) and raise ``TimeLimitReached``. Started again, the run goes on from that step
+    as if it had not stopped. Needs the numpy engine (``train.set_epoch``).
+    ``shard_mb``: write backups as Keras sharded weights of at most this many MB a file.
     """
+    deadline = time.monotonic() + time_limit_s if time_limit_s is not None else None
+    if (deadline is not None or backup_step(out / "backup")) and not hasattr(train, "set_epoch"):
+        raise ValueError("--time-limit stops and resumes within an epoch, which needs the "
+                         "numpy data engine (--data-engine numpy).")
     clock = WallClock(out / "run_state.json")
     with scope or contextlib.nullcontext():
         initial_epoch = restore_backup(model, out / "backup")
-    if initial_epoch:
-        print(f"{prefix} resuming from {out / 'backup'} after epoch {initial_epoch}")
+    start_step = backup_step(out / "backup")
+    if initial_epoch or start_step:
+        where = f", step {start_step} of epoch {initial_epoch + 1}" if start_step else ""
+        print(f"{prefix} resuming from {out / 'backup'} after epoch {initial_epoch}{where}")
     log_path = out / "log.csv"
     # Rows of epochs after the backup (written before a kill) go: each epoch is logged
     # exactly once. The CSV row of an epoch is written before its backup (callback
     # order below), so a kill between the two repeats that epoch and rewrites its row.
     truncate_log(log_path, initial_epoch)
     nan_guard = StopOnNaN()
+    time_limit = TimeLimit(deadline) if deadline is not None else None
+    backup = EpochBackup(out / "backup", nan_guard, shard_mb=shard_mb, time_limit=time_limit)
     callbacks = [
         nan_guard,
         keras.callbacks.CSVLogger(str(log_path), append=True),
-        EpochBackup(out / "backup", nan_guard),
+        backup,
         keras.callbacks.LambdaCallback(on_epoch_end=lambda epoch, logs: clock.save()),
         AtomicModelCheckpoint(out / "last.keras"),
         AtomicModelCheckpoint(
@@ -117,16 +141,38 @@ def fit_resumable(model: keras.Model, train, test, *, epochs: int, out: Path, ve
         # plots every k): one row per gate and epoch in gates.csv.
         callbacks.insert(len(callbacks) - 1 if tensorboard_available() else len(callbacks),
                          GateLogger(out / GATES_FILE))
+    if time_limit is not None:
+        callbacks.insert(1, time_limit)
     if hasattr(train, "set_epoch"):  # the numpy engine: the batches of the epoch resumed at
-        train.set_epoch(initial_epoch)
+        train.set_epoch(initial_epoch, start_step)
+        callbacks.insert(0, DataEpoch(train, initial_epoch, start_step))
+    # A resumed epoch that had begun runs on its own first (its remaining steps), then
+    # the whole epochs after it.
+    segments = [(initial_epoch + 1, initial_epoch)] if start_step else []
+    segments.append((epochs, initial_epoch + (1 if start_step else 0)))
     try:
-        model.fit(train, epochs=epochs, initial_epoch=initial_epoch, validation_data=test,
-                  callbacks=callbacks, verbose=verbose, shuffle=False)  # the pipeline shuffles
+        for end, begin in segments:
+            if begin >= end or nan_guard.nan_at is not None:
+                continue
+            if hasattr(train, "set_epoch") and begin != initial_epoch:
+                train.set_epoch(begin)
+            model.fit(train, epochs=end, initial_epoch=begin, validation_data=test,
+                      callbacks=callbacks, verbose=verbose, shuffle=False)  # the pipeline shuffles
+            if time_limit is not None and time_limit.stopped_at is not None:
+                break
     except Exception as error:
         full = disk_error(error, out)  # a library's own words for a full disk -> OSError
         if full is not None:
             raise full from error
         raise
+    if time_limit is not None and time_limit.stopped_at is not None and nan_guard.nan_at is None:
+        epoch, steps = time_limit.stopped_at
+        done = steps + (start_step if epoch == initial_epoch else 0)
+        backup.write(epoch, done)
+        clock.save()
+        raise TimeLimitReached(
+            f"{prefix} time limit: stopped after step {done} of epoch {epoch + 1} and backed "
+            f"up to {out / 'backup'}; run the same command again to go on from there.")
     clock.save()
     if nan_guard.nan_at is None and not (out / "last.keras").exists():
         # Every epoch was already done (the run resumed from the backup of its last epoch,

@@ -4,8 +4,8 @@ vectorised numpy (one gather per batch for the crops), on a few threads.
 
 ``keras.utils.PyDataset`` feeds ``fit``, ``evaluate`` and ``predict`` on every Keras
 backend. Each batch is a function of (seed, epoch, batch index) alone, so an epoch is the
-same whichever worker thread makes which batch, and a run resumed at epoch ``k``
-(``set_epoch``) sees the batches an uninterrupted run would have seen.
+same whichever worker thread makes which batch, and a run resumed at epoch ``k``, batch
+``b`` (``set_epoch(k, b)``) sees the batches an uninterrupted run would have seen.
 """
 
 from __future__ import annotations
@@ -63,18 +63,24 @@ class NumpyBatches(keras.utils.PyDataset):
         self.transforms = transforms
         self.set_epoch(epoch)
 
-    def set_epoch(self, epoch: int) -> None:
-        """Make the batches of ``epoch`` (0-based) next, e.g. for a resumed run."""
+    def set_epoch(self, epoch: int, start_batch: int = 0) -> None:
+        """Make the batches of ``epoch`` (0-based) next, from its batch ``start_batch`` on
+        (a run resumed in the middle of an epoch); later epochs are whole again."""
         self.epoch = epoch
+        self.start_batch = start_batch
         self._order = epoch_order(len(self.source), self.transforms, epoch)
 
-    def __len__(self) -> int:
+    def _full_length(self) -> int:
         n, size = len(self.source), self.transforms.batch_size
         return n // size if self.transforms.drop_remainder else math.ceil(n / size)
+
+    def __len__(self) -> int:
+        return self._full_length() - self.start_batch
 
     def __getitem__(self, index: int):
         if not 0 <= index < len(self):
             raise IndexError(f"batch {index} of {len(self)}")
+        index += self.start_batch  # the batch's place in the whole epoch
         size = self.transforms.batch_size
         chosen = self._order[index * size:(index + 1) * size]
         images = self.source.images[chosen].astype(np.float32)
