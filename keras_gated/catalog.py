@@ -29,7 +29,10 @@ BUILT_IN = "keras_gated."
 
 class CatalogConstructor:
     """A constructor named by the catalog (``module:function``), imported on first call,
-    so that a registry filled from the catalog still builds models."""
+    so that a registry filled from the catalog still builds models. The family's own
+    registration, when its module is imported later, replaces the catalogued entry."""
+
+    stands_in_for_a_family = True
 
     def __init__(self, path: str) -> None:
         self.path = path

@@ -38,3 +38,25 @@ def test_an_unreadable_catalog_says_how_to_write_it(tmp_path):
     broken.write_text("{not json")
     with pytest.raises(RuntimeError, match="python -m keras_gated.catalog"):
         catalog.read_catalog(broken)
+
+
+def test_a_family_imported_after_the_catalog_replaces_its_catalogued_entries():
+    """``keras-gated list`` fills the registry from the catalog; a command run later in
+    the same process imports the families, whose own entries take over."""
+    import subprocess
+    import sys
+
+    code = (
+        "from keras_gated.catalog import fill_registry_from_catalog\n"
+        "fill_registry_from_catalog()\n"
+        "from keras_gated.registry import get_model_entry\n"
+        "assert get_model_entry('plainnet2').constructor.stands_in_for_a_family\n"
+        "import keras_gated.models\n"
+        "entry = get_model_entry('plainnet2')\n"
+        "assert not hasattr(entry.constructor, 'stands_in_for_a_family'), entry\n"
+        "print(entry.build().name)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            timeout=300)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.strip().endswith("plainnet2")

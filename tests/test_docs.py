@@ -80,10 +80,15 @@ def test_setup_commands_are_the_two_ci_relies_on():
     ci_extras = set(re.search(r'pip install -e "\.\[([\w,]+)\]"', ci).group(1).split(","))
     assert readme_extras <= ci_extras
     assert 'keras-gated = "keras_gated.cli:main"' in (ROOT / "pyproject.toml").read_text()
-    # ...and CI runs the very test command the README gives.
+    # ...and CI runs the very test command the README gives, in each of its passes (with
+    # the backends of that pass: TensorFlow with TensorFlow, JAX without it).
     test_command = shlex.split(tests.split("&&")[-1])
-    last = [line for line in ci.splitlines() if line.strip() and not line.startswith("#")][-1]
-    assert shlex.split(last) == test_command and (ROOT / test_command[-1]).is_file()
+    runs = [shlex.split(line.split("||")[0]) for line in ci.splitlines()
+            if line.strip() and not line.lstrip().startswith("#") and "tests/run.sh" in line]
+    assert [run[1:] for run in runs] == [test_command] * 2, runs
+    assert [run[0] for run in runs] == ["KERAS_GATED_TEST_BACKENDS=tensorflow",
+                                        "KERAS_GATED_TEST_BACKENDS=jax"]
+    assert (ROOT / test_command[-1]).is_file()
 
 
 def test_readme_quickstart_runs_in_a_fresh_process():

@@ -74,7 +74,8 @@ def add_entry(entry: ModelEntry) -> ModelEntry:
     from a constructor; ``keras_gated.catalog`` reads them from its data file)."""
     if entry.name != entry.name.lower() or "." in entry.name:
         raise ValueError(f"Model names are lower case without dots, got {entry.name!r}.")
-    if entry.name in _REGISTRY:
+    existing = _REGISTRY.get(entry.name)
+    if existing is not None and not getattr(existing.constructor, "stands_in_for_a_family", False):
         raise ValueError(f"A model named {entry.name!r} is already registered.")
     _REGISTRY[entry.name] = entry
     return entry

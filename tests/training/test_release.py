@@ -22,6 +22,9 @@ def tiny(tmp_path, monkeypatch):
     original = datasets.load
     monkeypatch.setattr(datasets, "load",
                         lambda tag, split="train", **kw: original(str(folder), split, **kw))
+    original_numpy = datasets.load_numpy
+    monkeypatch.setattr(datasets, "load_numpy",
+                        lambda tag, split="test", **kw: original_numpy(str(folder), split, **kw))
     cfgs = tmp_path / "cfgs"  # an empty folder of family data files
     cfgs.mkdir()
 
