@@ -6,6 +6,7 @@
     ['gresnet1001', 'gresnet110', 'gresnet164', 'gresnet20', ...]
     >>> model = keras_gated.create_model("gwrn_16_2", classes=100)
     >>> model = keras_gated.create_model("gresnet20.cifar10")   # name.tag = weight id
+    >>> fresh = keras_gated.create_model("gresnet20.cifar10", pretrained=False)  # its config, random weights
     >>> model = keras_gated.create_model("gresnet20", pretrained=True, num_classes=5)
     >>> backbone = keras_gated.create_model("gresnet20", features_only=True, out_indices=(1, 2))
 
@@ -110,7 +111,7 @@ def _overlay_cfg(arch: str, tag: str, overlay: dict) -> tuple[Any, str | None]:
 
 def create_model(
     name: str,
-    pretrained: bool | str = False,
+    pretrained: bool | str | None = None,
     num_classes: int | None = None,
     features_only: bool = False,
     out_indices: Sequence[int] | None = None,
@@ -125,8 +126,12 @@ def create_model(
     Args:
         name: a registered name (``"gresnet20"``) or a weight id (``"gresnet20.cifar10"``).
         pretrained: True loads the default released weights of ``name`` (the first of
-            ``keras_gated.pretrained.tags_for(name)``), a string loads that tag; False
-            (default): random weights unless ``name.tag`` or ``weights=`` say otherwise.
+            ``keras_gated.pretrained.tags_for(name)``) or those of the weight id
+            ``name.tag``; a string loads that tag. False (as timm): fresh random weights,
+            also for a weight id, which then gives only its configuration (the
+            constructor arguments the weights were trained with, their head size and
+            input shape). None (default): a weight id loads its weights, a bare name is
+            random unless ``weights=`` says otherwise.
         num_classes: the size of the head (an alias of ``classes``): a new head when it
             differs from the weights'. 0 gives the pooled features (no head).
         features_only: return ``keras_gated.features.features_model`` of the backbone
@@ -151,6 +156,12 @@ def create_model(
             "weight id 'name.tag' ('gresnet20.cifar10'), with both parts non-empty."
         )
     entry = get_model_entry(arch)
+    if pretrained is False and tag is not None:
+        config = configuration_of(entry, f"{arch}.{tag}")
+        if num_classes is not None:
+            config.pop("classes", None)
+        kwargs = {**config, **kwargs}
+        tag = None  # the weight id gives its configuration only
     requested = {"name": tag, "weights": kwargs.get("weights")}
     if pretrained is True:
         requested["pretrained"] = tag or kwargs.get("weights") or default_pretrained_tag(arch)
@@ -209,6 +220,18 @@ def create_model(
     features = features_model(model, out_indices)
     object.__setattr__(features, "pretrained_cfg", model.pretrained_cfg)
     return features
+
+
+def configuration_of(entry: Any, weight_id: str) -> dict[str, Any]:
+    """The constructor arguments that build ``weight_id``'s network with fresh weights:
+    the arguments its weights were trained with, their head size and input shape
+    (those ``entry``'s constructor accepts)."""
+    from keras_gated.registry.weights import get_pretrained_cfg
+
+    cfg = get_pretrained_cfg(weight_id)
+    wanted = {**cfg.model_kwargs, "classes": cfg.classes, "input_shape": tuple(cfg.input_shape)}
+    valid = getattr(entry.constructor, "valid_arguments", None)
+    return {key: value for key, value in wanted.items() if valid is None or key in valid}
 
 
 def _released_tags(arch: str) -> list[str]:
