@@ -32,8 +32,10 @@ included.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -121,6 +123,8 @@ def resolve_input_shape(
             )
     elif input_shape is None:
         shape = spec.default_shape
+        if _IN_CHANS.get() is not None:
+            shape = shape[:-1] + (_IN_CHANS.get(),)
     else:
         shape = tuple(input_shape)
     for size in shape:
@@ -144,6 +148,26 @@ def resolve_input_shape(
                         f"downsampling: height and width must be at least {spec.min_size}."
                     )
     return shape
+
+
+_IN_CHANS: contextvars.ContextVar[int | None] = contextvars.ContextVar(
+    "keras_gated_in_chans", default=None
+)
+
+
+@contextlib.contextmanager
+def default_channels(in_chans: int | None) -> Iterator[None]:
+    """Within the block, a model built without ``input_shape`` / ``input_tensor`` takes
+    ``in_chans`` input channels instead of its family's default (timm's ``in_chans``;
+    ``keras_gated.create_model`` uses it). None changes nothing."""
+    if in_chans is not None and (isinstance(in_chans, bool) or not isinstance(in_chans, int)
+                                 or in_chans < 1):
+        raise ValueError(f"`in_chans` must be a positive integer, got {in_chans!r}.")
+    token = _IN_CHANS.set(in_chans)
+    try:
+        yield
+    finally:
+        _IN_CHANS.reset(token)
 
 
 def _per_channel(values: tuple[float, ...], channels: int) -> tuple[float, ...]:

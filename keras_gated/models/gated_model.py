@@ -13,6 +13,9 @@
 * ``get_classifier()``: the ``predictions`` layer (None without a head);
 * ``feature_info``: one entry per stage (``module``, ``num_chs``, ``reduction``), a list
   with timm's ``.channels()`` / ``.reduction()`` / ``.module_name()``;
+* ``with_head(model, pooling=, drop_rate=)``: the same model with its head's global
+  pooling (``"max"``) or dropout before the classifier changed (timm's ``global_pool``
+  and ``drop_rate``);
 * ``pretrained_cfg``, ``num_classes``, ``num_features`` and ``class_names``.
 
 What rebuilds them (the feature layer's name, the head's recipe, the class names and the
@@ -228,7 +231,7 @@ class GatedModel(FastPathModel):
     def forward_head(self, x: Any, pre_logits: bool = False, training: bool | None = False) -> Any:
         """Global pooling and the head on a feature map; ``pre_logits``: pooled only."""
         names = {layer.name for layer in self.layers}
-        pooling = "max" if "max_pool" in names and "avg_pool" not in names else "avg"
+        pooling = self._head_pooling()
         pool_name = f"{pooling}_pool"
         pool = (self.get_layer(pool_name) if pool_name in names
                 else self._info().head.pooling_layer(pooling))
@@ -249,11 +252,18 @@ class GatedModel(FastPathModel):
         if isinstance(num_classes, bool) or not isinstance(num_classes, int) or num_classes < 0:
             raise ValueError(f"`num_classes` must be an integer >= 0, got {num_classes!r}.")
         info = self._info()
+        pooling = self._head_pooling()
         return assemble(
             self._inputs_arg(), self._feature_map(), info.head,
-            include_top=num_classes > 0, pooling="avg", classes=num_classes, name=self.name,
-            pretrained_cfg=info.pretrained_cfg,
+            include_top=num_classes > 0, pooling=pooling, classes=num_classes, name=self.name,
+            pretrained_cfg=info.pretrained_cfg, head_pooling=pooling,
         )
+
+    def _head_pooling(self) -> str:
+        """The global pooling of the head: ``"max"`` when the model has a ``max_pool``
+        layer and no ``avg_pool`` one, else ``"avg"``."""
+        names = {layer.name for layer in self.layers}
+        return "max" if "max_pool" in names and "avg_pool" not in names else "avg"
 
     def _inputs_arg(self) -> Any:
         return self.inputs[0] if len(self.inputs) == 1 else self.inputs
@@ -282,16 +292,20 @@ def assemble(
     name: str,
     pretrained_cfg: dict | None = None,
     class_names: Sequence[str] | None = None,
+    head_pooling: str = "avg",
+    classifier: keras.layers.Layer | None = None,
 ) -> GatedModel:
     """The model from ``inputs`` to ``feature_map`` followed by the requested top:
-    ``avg_pool`` [+ ``head_dropout``] + ``predictions`` with ``include_top``, else the
-    feature map or its ``pooling`` (``"avg"`` / ``"max"``)."""
+    ``avg_pool`` (``head_pooling="max"``: ``max_pool``) [+ ``head_dropout``] +
+    ``predictions`` with ``include_top``, else the feature map or its ``pooling``
+    (``"avg"`` / ``"max"``). ``classifier``: an existing ``predictions`` layer to reuse
+    (its weights kept) instead of a fresh one."""
     x = feature_map
     if include_top:
-        x = head.pooling_layer("avg")(x)
+        x = head.pooling_layer(head_pooling)(x)
         if head.head_dropout:
             x = keras.layers.Dropout(head.head_dropout, name="head_dropout")(x)
-        x = head.classifier(classes)(x)
+        x = (classifier or head.classifier(classes))(x)
     elif pooling is not None:
         x = head.pooling_layer(pooling)(x)
     model = GatedModel(inputs, x, name=name)
@@ -303,3 +317,24 @@ def assemble(
     ))
     model.class_names = class_names_of(include_top, classes, class_names)
     return model
+
+
+def with_head(model: GatedModel, *, pooling: str = "avg",
+              drop_rate: float | None = None) -> GatedModel:
+    """A new model on ``model``'s layers (its head's weights kept) whose head pools with
+    ``pooling`` (``"avg"`` / ``"max"``) and, with ``drop_rate``, applies that dropout
+    before the classifier (timm's ``global_pool`` and ``drop_rate``)."""
+    if pooling not in ("avg", "max"):
+        raise ValueError(f"A head pools with 'avg' or 'max', got {pooling!r}.")
+    info = model._info()
+    head = info.head
+    if drop_rate is not None:
+        if not 0.0 <= drop_rate < 1.0:
+            raise ValueError(f"`drop_rate` must be in [0, 1), got {drop_rate!r}.")
+        head = dataclasses.replace(head, head_dropout=float(drop_rate))
+    return assemble(
+        model._inputs_arg(), model._feature_map(), head,
+        include_top=True, pooling=None, classes=info.num_classes, name=model.name,
+        pretrained_cfg=info.pretrained_cfg, class_names=model.class_names,
+        head_pooling=pooling, classifier=model.get_classifier(),
+    )

@@ -116,6 +116,9 @@ def create_model(
     features_only: bool = False,
     out_indices: Sequence[int] | None = None,
     pretrained_cfg_overlay: dict | None = None,
+    in_chans: int | None = None,
+    global_pool: str | None = None,
+    drop_rate: float | None = None,
     **kwargs: Any,
 ) -> keras.Model:
     """Build a registered model by name; ``name.tag`` also loads the tag's weights.
@@ -141,9 +144,18 @@ def create_model(
         pretrained_cfg_overlay: fields of the pretrained config to override (e.g.
             ``{"hf_hub_id": ..., "revision": ..., "sha256": ...}`` for a fork), or
             ``{"file": path}`` to load a local weight file in place of the released one.
+        in_chans: the number of input channels (default: the family's, 3 for images).
+            Pretrained weights are adapted as timm's ``adapt_input_conv`` does: for 1
+            channel the stem kernel is summed over its input channels, for more it is
+            repeated and rescaled (``keras_gated.models.input_adapt``).
+        global_pool: the global pooling before the head: ``"avg"`` (default) or
+            ``"max"``; without a head (``num_classes=0``) also ``""``: the unpooled
+            feature map.
+        drop_rate: dropout before the classifier (replacing a recipe's own).
 
-    Every model has ``pretrained_cfg``, ``num_classes``, ``reset_classifier``,
-    ``forward_features``, ``forward_head`` and ``feature_info`` (see
+    Every model has ``pretrained_cfg``, ``num_classes``, ``num_features``,
+    ``get_classifier``, ``reset_classifier``, ``forward_features``, ``forward_head`` and
+    ``feature_info`` with ``channels()`` / ``reduction()``, also with ``features_only`` (see
     ``keras_gated.models.gated_model.GatedModel``). A ``weights=`` value is resolved
     once, here (``keras_gated.pretrained.resolve``), then built from and loaded.
     """
@@ -191,6 +203,10 @@ def create_model(
             kwargs.setdefault("pooling", "avg")
         else:
             kwargs["classes"] = num_classes
+    has_head = not features_only and num_classes != 0 and kwargs.get("include_top", True)
+    head_pooling = _head_pooling(global_pool, has_head)
+    if global_pool is not None and not has_head and not features_only:
+        kwargs["pooling"] = global_pool or None
     if out_indices is not None and not features_only:
         raise ValueError("`out_indices` selects feature maps: pass it with features_only=True.")
     if features_only:
@@ -211,15 +227,75 @@ def create_model(
         kwargs["weights"] = resolve_weights(arch, str(weights), cfg=cfg, file=file)
     elif weights is not None:  # resolved once, here; the constructor builds from it
         kwargs["weights"] = resolve_weights(arch, weights)
-    model = entry.build(**kwargs)
+    model = _build(entry, kwargs, in_chans)
+    if has_head and (head_pooling != "avg" or drop_rate is not None):
+        from keras_gated.models.gated_model import with_head
+
+        model = with_head(model, pooling=head_pooling, drop_rate=drop_rate)
     if not features_only:
         return model
 
     from keras_gated.features import features_model
+    from keras_gated.models.gated_model import FeatureInfoList
 
     features = features_model(model, out_indices)
+    object.__setattr__(features, "feature_info", FeatureInfoList(features.feature_info))
     object.__setattr__(features, "pretrained_cfg", model.pretrained_cfg)
     return features
+
+
+def _head_pooling(global_pool: str | None, has_head: bool) -> str:
+    """The head's pooling for timm's ``global_pool`` (checked)."""
+    if global_pool not in (None, "avg", "max", ""):
+        raise ValueError(
+            f"Invalid `global_pool`={global_pool!r}. Allowed values: 'avg', 'max', and "
+            "'' (no pooling, without a head)."
+        )
+    if global_pool == "" and has_head:
+        raise ValueError(
+            "global_pool='' leaves the feature map unpooled: pass num_classes=0 with it "
+            "(a classifier needs pooled features)."
+        )
+    return global_pool or "avg"
+
+
+def _build(entry: Any, kwargs: dict, in_chans: int | None) -> keras.Model:
+    """``entry.build(**kwargs)`` on ``in_chans`` input channels (None: the family's);
+    pretrained weights on another channel count get their stem adapted."""
+    from keras_gated.models.builder import default_channels
+
+    if in_chans is None:
+        return entry.build(**kwargs)
+    if kwargs.get("input_tensor") is not None:
+        raise ValueError("`in_chans` sets the input's channels: pass it without input_tensor.")
+    shape = kwargs.pop("input_shape", None)
+    if shape is not None and tuple(shape)[-1] != in_chans:
+        raise ValueError(
+            f"`input_shape`={tuple(shape)} has {tuple(shape)[-1]} channels but "
+            f"`in_chans`={in_chans}; give only one of them."
+        )
+    sized = {} if shape is None else {"input_shape": tuple(shape)}
+    weights = kwargs.get("weights")
+    if weights is None:
+        with default_channels(in_chans):
+            return entry.build(**kwargs, **sized)
+    loaded = entry.build(**kwargs)  # on the channels the weights were trained with
+    if not sized and loaded.input_shape[-1] == in_chans:
+        return loaded
+    from keras_gated.models.input_adapt import copy_adapting_stem
+
+    valid = getattr(entry.constructor, "valid_arguments", ())
+    trained = {key: value for key, value in getattr(weights, "model_kwargs", {}).items()
+               if key in valid and key not in kwargs}
+    fresh_kwargs = {**trained, **kwargs, **sized, "weights": None}
+    if loaded.num_classes:
+        fresh_kwargs["classes"] = loaded.num_classes
+    with default_channels(in_chans):
+        model = entry.build(**fresh_kwargs)
+    copy_adapting_stem(loaded, model)
+    model.pretrained_cfg = loaded.pretrained_cfg
+    model.class_names = loaded.class_names
+    return model
 
 
 def configuration_of(entry: Any, weight_id: str) -> dict[str, Any]:
