@@ -6,6 +6,8 @@ keras-hub is optional: this module imports it and fails with one sentence withou
     >>> from keras_gated.keras_hub import GatedBackbone
     >>> backbone = GatedBackbone("gresnet20", weights="cifar10")
     >>> classifier = keras_hub.models.ImageClassifier(backbone=backbone, num_classes=5)
+    >>> classifier.save_to_preset("my_preset")   # reloads with its head's weights:
+    >>> keras_hub.models.ImageClassifier.from_preset("my_preset")
     >>> backbone.pyramid_outputs            # {"P0": ..., "P1": ..., "P2": ...}
     >>> backbone.save_to_preset("gresnet20_preset")
     >>> keras_hub.models.Backbone.from_preset("gresnet20_preset")  # after importing this module
@@ -124,6 +126,43 @@ class GatedBackbone(keras_hub.models.Backbone):
             "image_shape": list(self.image_shape),
         }
 
+    def save_to_preset(self, preset_dir: str | os.PathLike, max_shard_size: float = 10) -> None:
+        """Save the backbone to a preset folder (keras-hub's ``Backbone.save_to_preset``).
+
+        When a generic ``keras_hub.models.ImageClassifier`` on this backbone saves itself
+        (it saves its backbone last), its ``task.json`` is recorded as the
+        ``GatedImageClassifier`` it is equivalent to, so that
+        ``ImageClassifier.from_preset(preset_dir)`` rebuilds it with its head's weights
+        (keras-hub rebuilds a task of another class from the backbone alone, with a
+        fresh head)."""
+        super().save_to_preset(os.fspath(preset_dir), max_shard_size=max_shard_size)
+        claim_task_config(os.path.join(os.fspath(preset_dir), TASK_CONFIG_FILE))
+
+
+TASK_CONFIG_FILE = "task.json"
+_GENERIC_CLASSIFIER = "keras_hub>ImageClassifier"
+
+
+def claim_task_config(task_file: str | os.PathLike) -> bool:
+    """Record a saved generic ``ImageClassifier`` whose backbone is a ``GatedBackbone``
+    as a ``GatedImageClassifier`` (same arguments, same weights: a subclass adding
+    nothing). Returns whether ``task_file`` was rewritten; any other file is left alone."""
+    import json
+
+    if not os.path.isfile(task_file):
+        return False
+    with open(task_file) as f:
+        config = json.load(f)
+    backbone = (config.get("config") or {}).get("backbone") or {}
+    if (config.get("registered_name") != _GENERIC_CLASSIFIER
+            or backbone.get("registered_name") != f"{PACKAGE}>GatedBackbone"):
+        return False
+    config.update(module=__name__, class_name="GatedImageClassifier",
+                  registered_name=f"{PACKAGE}>GatedImageClassifier")
+    with open(task_file, "w") as f:
+        json.dump(config, f, indent=4)
+    return True
+
 
 def save_preset(
     model_name: str,
@@ -153,14 +192,15 @@ class GatedImageClassifier(keras_hub.models.ImageClassifier):
 def save_classifier_preset(weight_id: str, preset_dir: str | os.PathLike) -> Any:
     """Write released weights as a keras-hub ``ImageClassifier`` preset and return the
     classifier: the ``GatedBackbone`` with the released weights, and keras-hub's head
-    (average pooling, then a softmax ``Dense``) holding the released head's weights.
+    (average pooling, then a ``Dense``) holding the released head's weights.
 
         >>> save_classifier_preset("gresnet20.cifar10", "gresnet20_cifar10")
-        >>> keras_hub.models.ImageClassifier.from_preset("gresnet20_cifar10")  # same outputs
+        >>> keras_hub.models.ImageClassifier.from_preset("gresnet20_cifar10")  # logits
         >>> keras_hub.models.Backbone.from_preset("gresnet20_cifar10")  # the backbone only
 
-    The classifier takes raw 0-255 pixels (the normalisation is inside the backbone) and
-    has no keras-hub preprocessor.
+    As every keras-hub ``ImageClassifier``, it outputs logits (no activation): their
+    softmax is the keras-gated model's output. It takes raw 0-255 pixels (the
+    normalisation is inside the backbone) and has no keras-hub preprocessor.
     """
     from keras_gated.pretrained import get_pretrained_cfg, split_weight_id
 
@@ -175,7 +215,7 @@ def save_classifier_preset(weight_id: str, preset_dir: str | os.PathLike) -> Any
                          "convolutional model (average pooling, then the head).")
     backbone = GatedBackbone(arch, weights=tag)
     classifier = GatedImageClassifier(
-        backbone=backbone, num_classes=cfg.classes, activation="softmax", pooling="avg"
+        backbone=backbone, num_classes=cfg.classes, activation=None, pooling="avg"
     )
     classifier.output_dense.set_weights(head.get_weights())
     classifier.save_to_preset(os.fspath(preset_dir))
