@@ -91,14 +91,7 @@ def export(model: keras.Model, path: str | os.PathLike, format: str, *, verbose:
             f"{format} export runs on the {' or '.join(BACKENDS[format])} backend, not {backend}: "
             f"set KERAS_BACKEND={BACKENDS[format][0]}."
         )
-    if (format, backend) == ("onnx", "jax") and any(
-        isinstance(layer, keras.layers.MaxPooling2D) for layer in model.layers
-    ):
-        # jax2onnx lowers max pooling to a 4-D MaxPool window that onnxruntime rejects.
-        raise ValueError(
-            f"ONNX export of {model.name} (it has max pooling) does not work through the JAX "
-            "backend's converter: export it with KERAS_BACKEND=tensorflow or torch."
-        )
+    check_onnx_converter(model, format)
     if backend == "tensorflow" or format == "savedmodel":  # SavedModel: jax2tf on JAX
         from keras_gated.tensorflow_cpu import import_tensorflow
 
@@ -106,11 +99,31 @@ def export(model: keras.Model, path: str | os.PathLike, format: str, *, verbose:
     path = Path(path)
     if path.exists():
         raise FileExistsError(f"{path} exists already: choose a new path for the export.")
-    exported = with_constant_preprocessing(model)
-    sample = np.zeros((1, *exported.inputs[0].shape[1:]), "float32")
-    exported(sample)  # converters need a called model
-    exported.export(str(path), format=FORMATS[format], verbose=verbose)
+    prepared_for_export(model).export(str(path), format=FORMATS[format], verbose=verbose)
     return path
+
+
+def prepared_for_export(model: keras.Model) -> keras.Model:
+    """``model`` as converters take it: its preprocessing statistics as constants
+    (``with_constant_preprocessing``) and called once (Keras's exporters refuse a model
+    that was never called). A free height or width is sampled at 32."""
+    exported = with_constant_preprocessing(model)
+    shape = [32 if size is None else size for size in exported.inputs[0].shape[1:]]
+    exported(np.zeros((1, *shape), "float32"))
+    return exported
+
+
+def check_onnx_converter(model: keras.Model, format: str) -> None:
+    """Refuse an ONNX export the current backend's converter gets wrong: jax2onnx lowers
+    max pooling to a 4-D MaxPool window that onnxruntime rejects."""
+    if (format, keras.backend.backend()) == ("onnx", "jax") and any(
+        isinstance(layer, keras.layers.MaxPooling2D) for layer in model.layers
+    ):
+        raise ValueError(
+            f"ONNX export of {model.name} (it has max pooling) does not work through the JAX "
+            "backend's converter: export it with KERAS_BACKEND=tensorflow or torch "
+            "(`keras-gated export` or model.export)."
+        )
 
 
 def default_file_name(name: str, format: str) -> str:

@@ -16,7 +16,9 @@
 * ``with_head(model, pooling=, drop_rate=)``: the same model with its head's global
   pooling (``"max"``) or dropout before the classifier changed (timm's ``global_pool``
   and ``drop_rate``);
-* ``pretrained_cfg``, ``num_classes``, ``num_features`` and ``class_names``.
+* ``pretrained_cfg``, ``num_classes``, ``num_features`` and ``class_names``;
+* ``export(path, format="onnx")``: Keras's export of a graph that takes raw pixels only
+  (the preprocessing statistics baked in as constants).
 
 What rebuilds them (the feature layer's name, the head's recipe, the class names and the
 pretrained config) is part of the model's config under ``"keras_gated"``, so a model
@@ -241,6 +243,20 @@ class GatedModel(FastPathModel):
         if pre_logits or HEAD not in names:
             return x
         return self.get_layer(HEAD)(x)
+
+    def export(self, filepath: Any, format: str = "tf_saved_model", verbose: Any = None,
+               input_signature: Any = None, **kwargs: Any) -> Any:
+        """Keras's ``Model.export`` (``format="onnx"``, ``"tf_saved_model"``,
+        ``"litert"``, ...) of a copy whose preprocessing statistics are constants, so the
+        exported graph takes raw pixels only (converters such as tf2onnx would make the
+        statistics graph inputs); as ``keras-gated export``."""
+        from keras_gated.export import check_onnx_converter, prepared_for_export
+
+        check_onnx_converter(self, format)
+        prepared = prepared_for_export(self)
+        return super(GatedModel, prepared).export(
+            filepath, format=format, verbose=verbose, input_signature=input_signature, **kwargs
+        )
 
     def get_classifier(self) -> keras.layers.Layer | None:
         """The ``predictions`` layer (None without a head)."""
