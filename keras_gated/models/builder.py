@@ -235,6 +235,7 @@ def build_application(
         validate_classes(classes)
     resolved = weights_for(arch, weights)
     shape = resolve_input_shape(spec, input_shape, input_tensor)
+    check_input_channels(resolved, shape, spec)
 
     if input_tensor is None:
         inputs = keras.Input(shape=shape, name="images")
@@ -301,6 +302,28 @@ def weights_for(arch: str, weights: Any) -> ResolvedWeights | None:
         weights = weights.source
     return resolve_weights(arch, weights)
 
+
+
+def check_input_channels(
+    resolved: ResolvedWeights | None, shape: tuple[int | None, ...], spec: InputSpec
+) -> None:
+    """Refuse, in one sentence saying how to adapt them, inputs whose channels differ
+    from those the released weights were trained on (e.g. 28x28x1 images for a CIFAR
+    net)."""
+    if resolved is None or resolved.cfg is None or not spec.spatial:
+        return
+    trained = tuple(resolved.cfg.input_shape)
+    if shape[-1] == trained[-1]:
+        return
+    weight_id = resolved.cfg.weight_id
+    raise ValueError(
+        f"The weights {weight_id} take {trained[0]}x{trained[1]}x{trained[-1]} images, not "
+        f"{shape[-1]}-channel ones: build keras_gated.create_model({weight_id!r}, "
+        f"pretrained=True, in_chans={shape[-1]}) (the stem adapted as timm's "
+        "adapt_input_conv), or tile your images to "
+        f"{trained[-1]} channels and pad them to {trained[0]}x{trained[1]} as "
+        "`python -m training.finetune` does."
+    )
 
 
 def check_data_format() -> None:

@@ -15,7 +15,9 @@ from keras_gated.pretrained.sources import (
     HF_PREFIX,
     ChecksumError,
     check_sha256,
+    network_errors,
     parse_hf_ref,
+    unreachable_message,
 )
 from keras_gated.pretrained.zoo_folder import check_zoo_folder
 
@@ -118,7 +120,10 @@ def pull(name: str, *, token: str | None = None) -> Path:
                 "revision, and that HF_TOKEN can read it if it is private."
             ) from None
     cfg = get_pretrained_cfg(name)
-    folder = Path(snapshot_download(cfg.hf_hub_id, revision=cfg.revision, token=token))
+    try:
+        folder = Path(snapshot_download(cfg.hf_hub_id, revision=cfg.revision, token=token))
+    except network_errors() as error:  # offline: name the local copy that serves it
+        raise HubDownloadError(unreachable_message(cfg, error)) from None
     if not (folder / cfg.file_name).is_file():
         raise ValueError(
             f"{cfg.hf_hub_id}@{cfg.revision or 'main'} has no {cfg.file_name}; check the "

@@ -155,9 +155,37 @@ def identify_weights(
         "`.weights.h5` file or save folder, or 'hf://org/name'."
     )
     raise ValueError(
-        f"Unknown `weights`={weights!r} for {arch!r}. {available} "
-        "`keras_gated.list_models(pretrained=True)` lists every released weight id."
+        f"Unknown `weights`={weights!r} for {arch!r}.{_similar_tags(weights, arch)} "
+        f"{available} `keras_gated.list_models(pretrained=True)` lists every released "
+        "weight id."
     )
+
+
+def _similar_tags(weights: str, arch: str | None) -> str:
+    """A sentence naming the registered tags (released or planned) that ``weights``
+    abbreviates or nearly spells (``"imagenet"`` -> ``imagenet2012``), with their weight
+    ids (``arch``'s own when it has one); empty when there are none."""
+    import difflib
+
+    from keras_gated.registry.weights import list_pretrained
+
+    released = set(list_pretrained())
+    by_tag: dict[str, list[str]] = {}
+    for weight_id in sorted(released | set(list_pretrained(planned=True))):
+        by_tag.setdefault(weight_id.split(".", 1)[1], []).append(weight_id)
+    key = weights.lower()
+    close = [tag for tag in by_tag if tag != key and tag.startswith(key)]
+    close += [tag for tag in difflib.get_close_matches(key, list(by_tag), n=3, cutoff=0.75)
+              if tag not in close and tag != key]
+    if not close:
+        return ""
+    parts = []
+    for tag in close:
+        ids = [f"{arch}.{tag}"] if f"{arch}.{tag}" in by_tag[tag] else by_tag[tag][:3]
+        described = "; ".join(
+            f"{i} {'released' if i in released else 'planned, not released yet'}" for i in ids)
+        parts.append(f"{tag!r} ({described})")
+    return f" Did you mean the tag {' or '.join(parts)}?"
 
 
 def validate_weights(arch: str, weights: str | os.PathLike | None) -> None:
@@ -326,6 +354,49 @@ def resolve_pretrained_file(cfg: PretrainedCfg) -> Path:
         f"{revision}). Sources tried, in order:\n{listing}\n"
         f"{offline}run `keras-gated pull {cfg.weight_id}` where the Hub is reachable "
         "(with the same HF_HOME) to fill the cache for offline use."
+    )
+
+
+def local_copy(cfg: PretrainedCfg) -> tuple[str, Path] | None:
+    """(label, file) of the first local copy of released weights (``zoo/``, then the
+    wheel's bundled one) whose sha256 matches; None where there is none."""
+    for label, folder in local_zoo_dirs():
+        candidate = folder / cfg.weight_id / cfg.file_name
+        if candidate.is_file() and sha256_of(candidate) == cfg.sha256:
+            return label, candidate
+    return None
+
+
+def network_errors() -> tuple[type[BaseException], ...]:
+    """What a Hub client raises when the Hub cannot be reached (no network, refused,
+    HF_HUB_OFFLINE): OSError covers requests' and huggingface_hub's own, httpx has its
+    own base class."""
+    from huggingface_hub.errors import HfHubHTTPError
+
+    errors: tuple[type[BaseException], ...] = (OSError, HfHubHTTPError)
+    try:
+        import httpx
+    except ImportError:  # pragma: no cover - huggingface_hub's client may be requests
+        return errors
+    return (*errors, httpx.HTTPError)
+
+
+def unreachable_message(cfg: PretrainedCfg, error: BaseException) -> str:
+    """One sentence for a download of released weights that could not reach the Hub:
+    the local copy that already serves them, or how to get them."""
+    reason = f"{type(error).__name__}, HF_HUB_OFFLINE" if _offline() else type(error).__name__
+    where = f"Cannot reach the Hub for {cfg.hf_hub_id} ({reason})"
+    found = local_copy(cfg)
+    if found is not None:
+        label, path = found
+        return (
+            f"{where}, but no download is needed: the {label} copy {path} (sha256 checked) "
+            f"already serves weights={cfg.tag!r} and create_model({cfg.weight_id!r})."
+        )
+    return (
+        f"{where}, and no local copy serves it: connect to {_hf().constants.ENDPOINT} (or "
+        f"unset HF_HUB_OFFLINE) and run `keras-gated pull {cfg.weight_id}` again, or set "
+        f"${ZOO_ENV} to a folder holding {cfg.weight_id}/{cfg.file_name}."
     )
 
 
