@@ -9,7 +9,9 @@ peer in NCHW and channels_last), ``--launches`` fresh processes are started, int
 them alike. Reported: the median (min-max) of training img/s, batch-1 latency p50/p90,
 batch-256 inference img/s, peak resident memory, and the fraction of the machine's fp32
 FLOP limit the training reaches (counted MACs × 2 FLOPs × 3 for forward + backward).
-Writes ``results.json``, ``results.md`` and ``train_img_s.png`` into ``--out``.
+Writes ``results.json``, ``results.md`` and ``train_img_s.png`` into ``--out``: by default
+the committed ``benchmarks/results/``, but a ``--quick`` smoke run writes to a scratch
+folder outside the checkout (``default_out``) unless ``--out`` names one.
 
 On a machine with an NVIDIA GPU every implementation runs on the GPU (the fraction of the
 CPU's FLOP limit is then left out), and ``--variants`` adds mixed precision
@@ -25,6 +27,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 from benchmarks.machine import cpu_peak, gpu_name
@@ -157,6 +160,17 @@ def plot(rows: list[dict], path: Path) -> None:
     plt.close(fig)
 
 
+RESULTS_DIR = Path("benchmarks/results")
+
+
+def default_out(quick: bool) -> Path:
+    """Where results go without ``--out``: the committed ``benchmarks/results/`` for a
+    full run, a scratch folder in the system's temporary directory for ``--quick``."""
+    if not quick:
+        return RESULTS_DIR
+    return Path(tempfile.gettempdir()) / "keras_gated_benchmarks" / "quick"
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m benchmarks.run", description=__doc__.split("\n")[0])
     p.add_argument("--quick", action="store_true", help="GResNet20 only, 2 launches, fewer steps")
@@ -174,8 +188,11 @@ def main(argv=None) -> int:
     p.add_argument("--latency-calls", type=int, default=30)
     p.add_argument("--infer-batch", type=int, default=256)
     p.add_argument("--timeout", type=int, default=900)
-    p.add_argument("--out", type=Path, default=Path("benchmarks/results"))
+    p.add_argument("--out", type=Path, default=None,
+                   help="results folder (default: benchmarks/results; with --quick a scratch "
+                        "folder in the temporary directory)")
     args = p.parse_args(argv)
+    args.out = args.out or default_out(args.quick)
     models = args.models or (QUICK_MODELS if args.quick else DEFAULT_MODELS)
     launches = args.launches or (2 if args.quick else 5)
     args.steps = args.steps or (20 if args.quick else 30)
@@ -207,6 +224,7 @@ def main(argv=None) -> int:
         {"command": command.strip(), "machine": machine, "cpu": peak.model, "gpu": gpu, "rows": all_rows}, indent=2))
     (args.out / "results.md").write_text(table)
     plot(all_rows, args.out / "train_img_s.png")
+    print(f"wrote {args.out}/results.json, results.md and train_img_s.png")
     return 0
 
 

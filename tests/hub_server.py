@@ -261,12 +261,13 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 class HubServer(ThreadingHTTPServer):
-    """``with HubServer() as hub: ...``: serves on a free port of 127.0.0.1 in a thread."""
+    """``with HubServer() as hub: ...``: serves on a free port of 127.0.0.1 (or ``port``)
+    in a thread."""
 
     daemon_threads = True
 
-    def __init__(self) -> None:
-        super().__init__(("127.0.0.1", 0), _Handler)
+    def __init__(self, port: int = 0) -> None:
+        super().__init__(("127.0.0.1", port), _Handler)
         self.state = HubState()
         self.url = f"http://127.0.0.1:{self.server_address[1]}"
         self._thread = threading.Thread(target=self.serve_forever, args=(0.05,), daemon=True)
@@ -285,3 +286,31 @@ class HubServer(ThreadingHTTPServer):
         """The files of a repo at a revision, as stored."""
         repo = self.state.repos[repo_id]
         return repo.commits[repo.resolve(revision)]
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m tests.hub_server [--port N]``: serve an empty in-memory Hub on
+    127.0.0.1 until interrupted, for dry runs of ``keras-gated publish`` / ``pull``
+    (from the source checkout's root). Point a client at it with the variables printed."""
+    import argparse
+    import time
+
+    parser = argparse.ArgumentParser(
+        prog="python -m tests.hub_server",
+        description="A local Hub-protocol server (in memory) for publish/pull dry runs.")
+    parser.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: a free one)")
+    args = parser.parse_args(argv)
+    with HubServer(args.port) as server:
+        print(f"serving a local Hub at {server.url} (Ctrl-C stops it; nothing is kept)")
+        print(f"in another shell: export HF_ENDPOINT={server.url} HF_TOKEN=dry-run "
+              "HF_HOME=$(mktemp -d)", flush=True)
+        try:
+            while True:
+                time.sleep(3600)
+        except KeyboardInterrupt:
+            pass
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
