@@ -298,7 +298,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m tests.hub_server",
         description="A local Hub-protocol server (in memory) for publish/pull dry runs.")
-    parser.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: a free one)")
+    parser.add_argument("--port", type=int, default=0,
+                        help="port on 127.0.0.1 (default: a free one)")
     args = parser.parse_args(argv)
     with HubServer(args.port) as server:
         print(f"serving a local Hub at {server.url} (Ctrl-C stops it; nothing is kept)")

@@ -6,7 +6,7 @@
     ['gresnet1001', 'gresnet110', 'gresnet164', 'gresnet20', ...]
     >>> model = keras_gated.create_model("gwrn_16_2", classes=100)
     >>> model = keras_gated.create_model("gresnet20.cifar10")   # name.tag = weight id
-    >>> fresh = keras_gated.create_model("gresnet20.cifar10", pretrained=False)  # its config, random weights
+    >>> fresh = keras_gated.create_model("gresnet20.cifar10", pretrained=False)  # random weights
     >>> model = keras_gated.create_model("gresnet20", pretrained=True, num_classes=5)
     >>> backbone = keras_gated.create_model("gresnet20", features_only=True, out_indices=(1, 2))
 
