@@ -40,13 +40,14 @@ def publish(
 ) -> str:
     """Upload a zoo folder to a Hub repo and return the commit id to pin.
 
-    Creates the repo if needed. The new revision holds exactly the folder's files (files
-    of the previous revision that the folder no longer has are deleted; the Hub's
-    ``.gitattributes`` stays). ``repo_id`` defaults to ``keras-gated/<folder name>``;
+    Creates the repo if needed. The new revision holds exactly the release files that
+    ``check_zoo_folder`` lists (a folder with a symbolic link or any other file is
+    refused; files of the previous revision that the folder no longer has are deleted;
+    the Hub's ``.gitattributes`` stays). ``repo_id`` defaults to ``keras-gated/<folder name>``;
     the token comes from ``token``, ``HF_TOKEN`` or ``hf auth login``.
     """
     folder = Path(folder)
-    check_zoo_folder(folder)
+    files = check_zoo_folder(folder)
     repo_id = repo_id or f"{HUB_ORG}/{folder.name}"
     parse_hf_ref(repo_id)
     from huggingface_hub.errors import HfHubHTTPError
@@ -57,6 +58,7 @@ def publish(
         info = api.upload_folder(
             repo_id=repo_id,
             folder_path=folder,
+            allow_patterns=files,
             commit_message=commit_message or f"Publish {folder.name} with keras-gated",
             delete_patterns="*",
         )

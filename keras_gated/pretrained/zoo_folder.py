@@ -44,8 +44,18 @@ from keras_gated.pretrained.sources import CARD_FILE, sha256_of
 KERAS_FILES = ("config.json", "metadata.json", WEIGHTS_FILE)
 METRICS_FILE = "metrics.json"
 LOG_STEM = "training_log"
+LOG_SUFFIXES = (".csv", ".txt")
 REQUIRED_FILES = (*KERAS_FILES, CARD_FILE, METRICS_FILE)
 KERAS_HUB_PRESET = "keras_hub/"  # optional: the release as a keras-hub preset
+# Every file a release may hold besides REQUIRED_FILES: the training log and the
+# keras-hub preset (what ``save_to_preset`` writes for a backbone or a classifier).
+OPTIONAL_FILES = (
+    *(f"{LOG_STEM}{suffix}" for suffix in LOG_SUFFIXES),
+    *(f"{KERAS_HUB_PRESET}{name}" for name in (
+        "config.json", "metadata.json", "model.weights.h5", "task.json", "task.weights.h5",
+    )),
+)
+RELEASE_FILES = (*REQUIRED_FILES, *OPTIONAL_FILES)
 CARD_KEY = "keras_gated"  # front-matter block with what a PretrainedCfg needs
 
 DATASET_NAMES = {
@@ -372,6 +382,11 @@ def save_zoo_folder(
         raise ValueError(f"{len(class_names)} class names for a {classes}-class model.")
     if training_log is not None and not Path(training_log).is_file():
         raise ValueError(f"`training_log`={os.fspath(training_log)!r} is not a file.")
+    if training_log is not None and Path(training_log).suffix not in LOG_SUFFIXES:
+        raise ValueError(
+            f"`training_log`={os.fspath(training_log)!r} must end in one of {LOG_SUFFIXES}: "
+            "pass the run's log.csv."
+        )
 
     folder = Path(folder)
     if folder.exists() and any(folder.iterdir()):
@@ -463,19 +478,38 @@ def set_caveat(folder: str | os.PathLike, caveat: str) -> None:
     card.save(card_path)
 
 
+def _folder_entries(folder: Path) -> tuple[list[str], list[str]]:
+    """The files under ``folder`` (relative POSIX paths) and the symbolic links met on
+    the way, neither followed nor listed as files."""
+    files, links = [], []
+    for root, dirs, names in os.walk(folder, followlinks=False):
+        for name in [*dirs, *names]:
+            path = Path(root) / name
+            relative = path.relative_to(folder).as_posix()
+            if path.is_symlink():
+                links.append(relative)
+            elif name in names:
+                files.append(relative)
+    return sorted(files), sorted(links)
+
+
 def check_zoo_folder(folder: str | os.PathLike) -> list[str]:
-    """The files of a zoo folder, checked: the required ones exist, nothing else but a
-    training log, Keras ``assets/`` and the keras-hub preset ``keras_hub/`` (written by
-    ``training.release`` for convolutional nets), metrics.json follows the schema."""
+    """The files of a zoo folder, checked: no symbolic link anywhere in it, the required
+    files exist, every other file is one of ``OPTIONAL_FILES`` (the training log, the
+    keras-hub preset ``keras_hub/`` written by ``training.release`` for convolutional
+    nets), metrics.json follows the schema. Publishing uploads exactly this list."""
     folder = Path(folder)
-    if not folder.is_dir():
-        raise ValueError(f"{folder} is not a folder.")
-    files = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
+    if folder.is_symlink() or not folder.is_dir():
+        raise ValueError(f"{folder} is not a folder (a symbolic link is not published): "
+                         "give the zoo folder itself.")
+    files, links = _folder_entries(folder)
+    if links:
+        raise ValueError(
+            f"{folder} holds symbolic links ({', '.join(links)}), which are never published: "
+            "replace each by the file itself (or remove it) and publish again."
+        )
     missing = [f for f in REQUIRED_FILES if f not in files]
-    unexpected = [
-        f for f in files
-        if f not in REQUIRED_FILES and not f.startswith((LOG_STEM, "assets/", KERAS_HUB_PRESET))
-    ]
+    unexpected = [f for f in files if f not in RELEASE_FILES]
     if missing or unexpected:
         raise ValueError(
             f"{folder} is not a zoo folder: missing {missing or 'nothing'}, unexpected "
