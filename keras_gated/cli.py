@@ -93,30 +93,49 @@ def _cmd_info(args: argparse.Namespace) -> int:
     return 0
 
 
+def _official_entry(cfg):
+    """The registered config of ``cfg``'s weight id and its data file, for
+    ``publish --pin-official``; refused (before anything is uploaded) unless the folder
+    is that release (same sha256) and the repo is its registered Hub repo."""
+    from keras_gated.registry.weights import cfg_source_file, find_pretrained_cfg
+
+    registered = find_pretrained_cfg(cfg.arch, cfg.tag)
+    source = cfg_source_file(cfg.weight_id)
+    if registered is None or source is None:
+        raise ValueError(f"{cfg.weight_id} has no registered config to pin: register it first "
+                         "(python -m training.release RUN --register).")
+    if registered.sha256 != cfg.sha256:
+        raise ValueError(f"The weights in the folder are not the registered {cfg.weight_id} "
+                         "(sha256 differs): register this folder first, then publish with "
+                         "--pin-official.")
+    if registered.hf_hub_id != cfg.hf_hub_id:
+        raise ValueError(f"--pin-official pins {cfg.weight_id}'s registered repo "
+                         f"{registered.hf_hub_id}, not {cfg.hf_hub_id}: drop --repo-id or "
+                         "drop --pin-official.")
+    return registered, source
+
+
 def _cmd_publish(args: argparse.Namespace) -> int:
     import json
 
     from keras_gated.pretrained.hub import publish
-    from keras_gated.registry.weights import (
-        cfg_source_file,
-        find_pretrained_cfg,
-        write_cfg,
-    )
     from keras_gated.pretrained.zoo_folder import pretrained_cfg_from_folder
+    from keras_gated.registry.weights import write_cfg
 
     cfg = pretrained_cfg_from_folder(args.folder, hf_hub_id=args.repo_id)  # checks it first
+    official = _official_entry(cfg) if args.pin_official else None
     commit = publish(args.folder, cfg.hf_hub_id, commit_message=args.message)
     cfg = dataclasses.replace(cfg, revision=commit)
     print(f"published {args.folder} to {cfg.hf_hub_id}")
     print(f"commit: {commit}")
-    registered = find_pretrained_cfg(cfg.arch, cfg.tag)
-    source = cfg_source_file(cfg.weight_id)
-    if registered is not None and registered.sha256 == cfg.sha256 and source is not None:
-        write_cfg(dataclasses.replace(registered, hf_hub_id=cfg.hf_hub_id, revision=commit),
-                  source)
-        print(f"pinned revision {commit} of {cfg.weight_id} in {source}")
+    if official is not None:
+        registered, source = official
+        write_cfg(dataclasses.replace(registered, revision=commit), source)
+        print(f"pinned revision {commit} of the official {cfg.weight_id} in {source}")
     else:
-        print("register it (python -m training.release --register) with this config:")
+        print("registered configs are unchanged; a config for this repo (register it with "
+              "python -m training.release --register, or pass --pin-official when "
+              "publishing the official release):")
         print(json.dumps({cfg.weight_id: cfg.to_dict()}, indent=2))
     return 0
 
@@ -238,6 +257,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("folder", help="a folder written by keras_gated.pretrained.save_zoo_folder")
     p.add_argument("--repo-id", default=None, help="ORG/NAME (default: keras-gated/<weight id>)")
     p.add_argument("--message", default=None, help="commit message")
+    p.add_argument("--pin-official", action="store_true",
+                   help="the release step: pin the published commit in the registered "
+                        "config of the weight id (its own repo only)")
     p.set_defaults(func=_cmd_publish)
     p = sub.add_parser("pull", help="download released weights into the HF cache")
     p.add_argument("name", help="weight id (gresnet20.cifar10) or hf://org/name[@revision]")

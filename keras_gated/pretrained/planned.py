@@ -45,6 +45,6 @@ def planned_message(cfg: PretrainedCfg) -> str:
         lines.append(f"  missing first: {plan.missing}")
     lines.append(
         f"  then: `python -m training.release runs/{cfg.weight_id} --register` and "
-        f"`keras-gated publish zoo/{cfg.weight_id}`."
+        f"`keras-gated publish zoo/{cfg.weight_id} --pin-official`."
     )
     return "\n".join(lines)

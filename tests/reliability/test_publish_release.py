@@ -5,6 +5,7 @@ the registered configs alone. Against the local Hub-protocol server."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -78,3 +79,66 @@ def test_only_the_release_files_are_accepted(hub, tmp_path):  # noqa: F811
     kg_hub.publish(folder, REPO)
     assert set(hub.files(REPO)) == {".gitattributes", *kg_zoo.check_zoo_folder(folder)}
     assert not sent_anything(hub)
+
+
+# ------------------------------------------------- publishing never rewrites registered configs
+
+RELEASED = "plainnet10.fashion_mnist"
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+def config_files() -> dict[str, bytes]:
+    """The bytes of every registered-config data file of the checkout."""
+    package = REPO_ROOT / "keras_gated"
+    return {p.relative_to(package).as_posix(): p.read_bytes()
+            for p in sorted([*package.glob("models/*.json"), *package.glob("registry/*.json")])}
+
+
+@pytest.fixture
+def released_copy(tmp_path: Path) -> Path:
+    """A copy of a released zoo folder (the checkout's zoo/ is never touched)."""
+    import shutil
+
+    return Path(shutil.copytree(REPO_ROOT / "zoo" / RELEASED, tmp_path / "copy" / RELEASED))
+
+
+def test_publish_to_another_repo_leaves_the_configs_byte_identical(hub, released_copy, capsys):  # noqa: F811
+    from keras_gated.cli import main
+
+    before = config_files()
+    assert main(["publish", str(released_copy), "--repo-id", "someone/else"]) == 0
+    out = capsys.readouterr().out
+    assert "registered configs are unchanged" in out and "pinned" not in out
+    assert "someone/else" in hub.state.repos
+    assert config_files() == before
+    assert kg.registry.weights.get_pretrained_cfg(RELEASED).hf_hub_id == f"keras-gated/{RELEASED}"
+
+
+def test_pin_official_to_another_repo_is_refused_before_uploading(hub, released_copy, capsys):  # noqa: F811
+    from keras_gated.cli import main
+
+    before = config_files()
+    code = main(["publish", str(released_copy), "--repo-id", "someone/else", "--pin-official"])
+    assert code != 0
+    err = capsys.readouterr().err
+    assert "someone/else" in err and "--pin-official" in err
+    assert hub.state.repos == {}
+    assert config_files() == before
+
+
+def test_pin_official_pins_the_registered_entry(hub, released_copy, tmp_path, monkeypatch, capsys):  # noqa: F811
+    import json
+
+    from keras_gated.cli import main
+    from keras_gated.registry import weights as registry_weights
+
+    data_file = tmp_path / "fc_nets.json"  # a copy: the checkout's data file stays as it is
+    data_file.write_bytes((REPO_ROOT / "keras_gated" / "models" / "fc_nets.json").read_bytes())
+    monkeypatch.setattr(registry_weights, "cfg_source_file", lambda weight_id: data_file)
+    before = config_files()
+    assert main(["publish", str(released_copy), "--pin-official"]) == 0
+    commit = re.search(r"^commit: ([0-9a-f]{40})$", capsys.readouterr().out, re.M).group(1)
+    entry = json.loads(data_file.read_text())[RELEASED]
+    assert entry["revision"] == commit
+    assert entry.get("hf_hub_id", f"keras-gated/{RELEASED}") == f"keras-gated/{RELEASED}"
+    assert config_files() == before
