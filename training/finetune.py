@@ -51,6 +51,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--backend", choices=("tensorflow", "jax", "torch"))
     p.add_argument("--out", help="output directory (default: runs/<model>-<dataset>-finetune, "
                    "-scratch for --weights none, plus -n<N> for --train-examples N)")
+    p.add_argument("--restart", action="store_true",
+                   help="move a run already in --out aside to <out>.old-<timestamp> and start afresh")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--verbose", type=int, default=1, choices=(0, 1, 2))
     add_data_engine_argument(p)
@@ -142,7 +144,13 @@ def run(args: argparse.Namespace) -> int:
     from training.build import RunSettings, build_run, run_recipe
     from training.data import adapt_source, load_split, make_pipeline
     from training.loop import evaluate_metrics, fit_resumable, write_metrics
-    from training.run_dir import check_fingerprint, check_run_files, finished_run, open_run_folder
+    from training.run_dir import (
+        START_AGAIN,
+        check_fingerprint,
+        check_run_files,
+        finished_run,
+        open_run_folder,
+    )
     from training.train import dataset_key, recipe_settings
 
     if from_scratch(args.weights) and args.freeze_backbone:
@@ -162,10 +170,10 @@ def run(args: argparse.Namespace) -> int:
                 "dataset": dataset_key(args.dataset), "recipe": recipe_settings(recipe),
                 "epochs": recipe.epochs, "batch_size": batch_size, "seed": args.seed,
                 "freeze_backbone": args.freeze_backbone, "train_examples": args.train_examples}
-    with open_run_folder(out):
+    with open_run_folder(out, restart=args.restart):
         check_run_files(out)
         if finished_run(out, settings, recipe.epochs):
-            print(f"{out} is already finished (delete {out / 'metrics.json'} to train again).")
+            print(f"{out} is already finished (to train again: {START_AGAIN}).")
             return 0
 
         built = build_run(run_config, make_model=lambda info: load_backbone(args, info.num_classes)[0])

@@ -1,7 +1,9 @@
 """The run folder (``--out``) of ``training.train`` and ``training.finetune``.
 
-* ``open_run_folder``: checks that ``--out`` can be a folder, creates it, takes its lock
-  and, when the launch fails before an epoch was backed up, removes what it created.
+* ``open_run_folder``: checks that ``--out`` can be a folder (never one in ``zoo/``, whose
+  folders only the release tool writes), moves an old run aside on ``--restart``,
+  creates it, takes its lock and, when the launch fails before an epoch was backed up,
+  removes what it created.
 * ``check_fingerprint``: a backup is resumed only by the run that wrote it (the settings
   are kept in ``fingerprint.json``).
 * ``finished_run``: a finished run (``metrics.json``) is reported, never rewritten by a
@@ -20,6 +22,7 @@ import fcntl
 import json
 import os
 import shutil
+import time
 from collections.abc import Collection, Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -29,6 +32,10 @@ FINGERPRINT_FILE = "fingerprint.json"
 METRICS_FILE = "metrics.json"
 STATE_FILE = "run_state.json"
 BACKUP_POINTER = Path("backup") / "latest.json"
+# A zoo folder's own files: a folder holding them is a release, never a run folder.
+RELEASE_MARKERS = ("config.json", "model.weights.h5", "README.md", METRICS_FILE)
+START_AGAIN = ("use a new --out, or rerun with --restart (the old run is moved aside to "
+               "<out>.old-<timestamp> and kept whole)")
 
 
 class RunFolderError(ValueError):
@@ -60,22 +67,11 @@ def write_text_atomic(path: Path, text: str) -> None:
 
 
 def _fix_for(path: Path) -> str:
-    """What to do about a corrupt run file, by file."""
-    folder = path.parent
-    if path.name == METRICS_FILE:
-        if (folder / BACKUP_POINTER).exists():
-            return ("delete it and run the same command again to evaluate the last epoch from "
-                    "the backup and write it anew")
-        return "delete it and run the same command again to train the run anew, or use a new --out"
-    if path.name == STATE_FILE:
-        return ("it only holds the run's total wall time: delete it to go on (the time count "
-                "restarts), or use a new --out")
+    """What to do about a corrupt run file: never delete it (it is the run's record)."""
     if path.name == FINGERPRINT_FILE:
-        return ("it records the settings of the run in the folder: delete it if this command "
-                "is that run's (its settings are then adopted), or use a new --out")
-    if path.name == BACKUP_POINTER.name:
-        return f"delete {folder} to start the run afresh, or use a new --out"
-    return "delete it, or use a new --out"
+        return (f"it records the settings of the run in the folder and is not guessed: "
+                f"{START_AGAIN}")
+    return START_AGAIN
 
 
 def read_json(path: Path) -> dict:
@@ -121,6 +117,44 @@ def check_out_path(out: Path) -> None:
                 raise RunFolderError(f"--out {out} lies under {parent}, which is a file, not a "
                                      "folder: choose another --out.")
             break
+
+
+def check_not_in_zoo(out: Path) -> None:
+    """Refuse an ``--out`` inside the zoo (``keras_gated.pretrained.sources.zoo_dir``) or
+    one that holds a release's files: only ``training.release`` writes zoo folders."""
+    from keras_gated.pretrained.sources import zoo_dir  # a light module: no Keras
+
+    zoo = zoo_dir()
+    resolved = out.expanduser().resolve()
+    inside = zoo is not None and (resolved == zoo.resolve() or zoo.resolve() in resolved.parents)
+    if inside or all((out / name).is_file() for name in RELEASE_MARKERS):
+        raise RunFolderError(
+            f"--out {out} is {'in the zoo' if inside else 'a released zoo folder'}, which only "
+            "python -m training.release writes: give a run folder outside it (e.g. "
+            f"--out runs/{out.name})."
+        )
+
+
+def move_aside(out: Path) -> Path | None:
+    """``--restart``: rename the run folder ``out`` to ``<out>.old-<timestamp>`` (under its
+    lock, so never from under a running run) and return the new path; None when there is
+    no folder (nothing to move)."""
+    if not out.is_dir():
+        return None
+    fd = _lock(out)
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    target = out.with_name(f"{out.name}.old-{stamp}")
+    number = 1
+    while target.exists():
+        number += 1
+        target = out.with_name(f"{out.name}.old-{stamp}-{number}")
+    try:
+        os.rename(out, target)
+    except BaseException:
+        _unlock(out, fd)
+        raise
+    _unlock(target, fd)
+    return target
 
 
 def _make_folder(out: Path) -> Path | None:
@@ -191,15 +225,22 @@ def _unlock(out: Path, fd: int) -> None:
 
 
 @contextlib.contextmanager
-def open_run_folder(out: Path) -> Iterator[Path]:
+def open_run_folder(out: Path, restart: bool = False) -> Iterator[Path]:
     """Use ``out`` as this launch's run folder, locked for the duration of the block.
 
-    The folder is created if needed. If the block fails (an exception, Ctrl-C) and this
+    A folder in the zoo is refused (``check_not_in_zoo``). ``restart``: an existing run
+    in ``out`` is first moved aside (``move_aside``; one line says where) and the run
+    starts afresh. The folder is created if needed. If the block fails (an exception, Ctrl-C) and this
     launch created the folder and backed up no epoch, the folder (and the parents created
     with it) is removed: a failed launch leaves no empty or useless run folder behind. A
     folder that existed before is left as it is.
     """
     check_out_path(out)
+    check_not_in_zoo(out)
+    if restart:
+        moved = move_aside(out)
+        if moved is not None:
+            print(f"--restart: moved the previous run in {out} aside to {moved}")
     created = _make_folder(out)
     try:
         fd = _lock(out)
@@ -262,8 +303,9 @@ def check_fingerprint(out: Path, fingerprint: Mapping[str, Any], prefix: str,
     ``fingerprint``: the settings that make a run (model, data, recipe, epochs, batch
     size, seed, model constructor arguments...). Without a backup the fingerprint is
     (re)written: nothing is resumed. With a backup it must equal the stored one, else a
-    ``RunFolderError`` names the differences. A backup written before runs kept a
-    fingerprint is adopted with this launch's settings (and a line saying so). A stored
+    ``RunFolderError`` names the differences. A backup without a fingerprint (one
+    removed, or from before runs kept one) is refused: its settings are unknown, and
+    resuming it under this launch's could record a run that never happened. A stored
     fingerprint that lacks a setting of ``defaults`` compares as if it held the default
     (``differences``), and is left as it is.
     """
@@ -271,15 +313,17 @@ def check_fingerprint(out: Path, fingerprint: Mapping[str, Any], prefix: str,
     stored = read_json(path) if path.is_file() else None
     new = _normalised(fingerprint)
     if has_backup(out) and stored is None:
-        print(f"{prefix} {out} holds a backup from before runs recorded their settings: "
-              f"adopting this launch's settings ({path}).")
-    elif has_backup(out):
+        raise RunFolderError(
+            f"{out} holds a backup but no {FINGERPRINT_FILE}, so the settings it was trained "
+            f"with are unknown and it is not resumed: {START_AGAIN}."
+        )
+    if has_backup(out):
         changed = differences(stored, new, defaults)
         if changed:
             raise RunFolderError(
                 f"{out} holds the backup of another run ({'; '.join(changed)}): resuming it "
-                "would mix two runs; use a new --out folder to start afresh, or rerun with "
-                f"the settings of {path} to resume."
+                f"would mix two runs; rerun with the settings of {path} to resume it, or "
+                f"{START_AGAIN}."
             )
         return
     if stored != new:
@@ -306,8 +350,8 @@ def finished_run(out: Path, fingerprint: Mapping[str, Any], epochs: int,
     if changed:
         raise RunFolderError(
             f"{out} holds a finished run of {metrics.get('epochs')} epochs with other settings "
-            f"({'; '.join(changed)}); it is not rewritten: use a new --out to train with "
-            "these settings."
+            f"({'; '.join(changed)}); it is not rewritten: to train with these settings, "
+            f"{START_AGAIN}."
         )
     return metrics
 

@@ -88,6 +88,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--backend", choices=("tensorflow", "jax", "torch"),
                    help="Keras backend (default: KERAS_BACKEND, else tensorflow)")
     p.add_argument("--out", help="output directory (default: runs/<model>.<dataset>)")
+    p.add_argument("--restart", action="store_true",
+                   help="move a run already in --out aside to <out>.old-<timestamp> and start afresh")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--model-arg", dest="model_args", action="append", default=[],
                    metavar="NAME=VALUE",
@@ -249,6 +251,7 @@ def run(args: argparse.Namespace) -> int:
     from training.data import load_split, make_pipeline
     from training.loop import TimeLimitReached, evaluate_metrics, fit_resumable, write_metrics
     from training.run_dir import (
+        START_AGAIN,
         check_fingerprint,
         check_run_files,
         finished_run,
@@ -265,12 +268,12 @@ def run(args: argparse.Namespace) -> int:
     batch_size = recipe.batch_size
     out = Path(args.out or f"runs/{args.model}.{Path(args.dataset).name}")
     settings = fingerprint(args, recipe, batch_size)
-    with open_run_folder(out):
+    with open_run_folder(out, restart=args.restart):
         check_run_files(out)
         done = finished_run(out, settings, recipe.epochs, defaults=FINGERPRINT_DEFAULTS)
         if done:
             print(f"{out} is already finished: test accuracy {done['test_accuracy']:.4f} after "
-                  f"{recipe.epochs} epochs (delete {out / 'metrics.json'} to train again).")
+                  f"{recipe.epochs} epochs (to train again: {START_AGAIN}).")
             return 0
 
         set_precision(args.precision)

@@ -133,14 +133,13 @@ def test_a_backup_is_resumed_only_by_the_run_that_wrote_it(data, run_copy, capsy
         assert "backup of another run" in line and difference in line and "new --out" in line
         assert snapshot(run_copy.parent) == before
 
-    # A run folder from before fingerprints has a backup and none: it resumes, adopting them.
+    # A backup without its fingerprint has unknown settings: refused, never adopted.
     (run_copy / "fingerprint.json").unlink()
-    assert train.main([*TRAIN, "--dataset", str(data), "--out", str(run_copy)]) == 0
-    out = capsys.readouterr().out
-    assert "adopting this launch's settings" in out and "resuming from" in out
-    assert json.loads((run_copy / "fingerprint.json").read_text())["batch_size"] == 16
-    assert log_epochs(run_copy / "log.csv") == [0, 1]
-    assert json.loads((run_copy / "metrics.json").read_text())["epochs"] == 2
+    before = snapshot(run_copy.parent)
+    assert train.main([*TRAIN, "--dataset", str(data), "--out", str(run_copy)]) == 2
+    line = error_line("train", capsys.readouterr().err)
+    assert "no fingerprint.json" in line and "--restart" in line and "delete" not in line
+    assert snapshot(run_copy.parent) == before
 
 
 # --- a finished run is only reported ------------------------------------------------------
@@ -251,7 +250,8 @@ def test_corrupt_run_files_are_named_with_what_to_do(data, run_copy, capsys):
     before = snapshot(run_copy.parent)
     assert train.main([*TRAIN, "--dataset", str(data), "--out", str(run_copy)]) == 2
     line = error_line("train", capsys.readouterr().err)
-    assert f"{run_copy / 'metrics.json'} is corrupt" in line and "delete it" in line
+    assert f"{run_copy / 'metrics.json'} is corrupt" in line and "--restart" in line
+    assert "delete" not in line  # a record is never to be deleted to get past a check
     assert snapshot(run_copy.parent) == before
 
     (run_copy / "metrics.json").unlink()
