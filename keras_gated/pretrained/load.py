@@ -332,6 +332,35 @@ def config_differences(model: keras.Model, saved_config: dict) -> list[ConfigDif
     return differences
 
 
+# Layers every classifier of the zoo has whatever its architecture: a match on these
+# alone says nothing about where the weights came from.
+SHARED_LAYERS = frozenset({"images", "preprocessing", "flatten", "stem", HEAD})
+
+
+def check_identity(model: keras.Model, saved_config: dict, *, origin: str, arch: str) -> None:
+    """Refuse weights saved from another architecture, before any weight moves: the saved
+    model's name is another registered model than ``arch`` / ``model.name``, or none of
+    the model's own layers with weights (beyond the preprocessing, stem and head every
+    classifier has) appears in the saved configuration."""
+    from keras_gated.registry.models import is_model
+
+    saved_name = saved_config.get("name")
+    if saved_name and saved_name not in (arch, model.name) and is_model(str(saved_name)):
+        other = True
+    else:
+        own = {layer.name for layer in model.layers
+               if layer.weights and layer.name not in SHARED_LAYERS}
+        saved = set(_layer_configs(saved_config))
+        other = bool(own) and not own & saved
+    if other:
+        raise ConfigurationMismatchError(
+            f"{the_weights(origin, capital=True)} were saved from {saved_name or 'another model'!r}"
+            f", another architecture than {arch!r}: build "
+            f"keras_gated.create_model({saved_name or arch!r}) to use them, or give {arch!r} "
+            "its own weights."
+        )
+
+
 def check_configuration(
     model: keras.Model, saved_config: dict, *, origin: str, arch: str, call: Any = None
 ) -> None:
@@ -343,6 +372,7 @@ def check_configuration(
     predates (a layer argument added since, taken at its default) is a change of the
     library's architecture that no argument undoes: a warning.
     """
+    check_identity(model, saved_config, origin=origin, arch=arch)
     differences = config_differences(model, saved_config)
     errors = [d for d in differences if d.recorded]
     if errors:
