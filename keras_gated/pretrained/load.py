@@ -103,6 +103,25 @@ def count_arrays(path: str | Path) -> int:
         return sum(1 for name, _ in _datasets(h5) if not name.startswith("optimizer/"))
 
 
+def check_finite(path: str | Path, *, origin: str) -> None:
+    """Refuse a weight file holding a NaN or infinite value (a corrupt or diverged file),
+    naming the first such tensor, before any of it is loaded."""
+    import numpy as np
+
+    with _open_h5(path) as h5:
+        for name, dataset in _datasets(h5):
+            if name.startswith("optimizer/") or dataset.dtype.kind not in "fc":
+                continue
+            if not np.isfinite(dataset[()]).all():
+                layer = dataset.parent.attrs.get("name")
+                where = f"{name} (layer {layer!r})" if layer else name
+                raise WeightsFileError(
+                    f"{the_weights(origin, capital=True)} hold NaN or infinite values in "
+                    f"{where} of {path}: the file is corrupt or the training diverged; "
+                    "use a good copy of the weights."
+                )
+
+
 def load_exact(model: keras.Model, path: str | Path, *, origin: str) -> None:
     """Load a weight file that must fit ``model``'s architecture exactly."""
     stored = count_arrays(path)
@@ -207,6 +226,7 @@ def load_weights_file(
         custom_input: ``model`` was built on a caller's ``input_tensor`` (its layers
             may not line up with a reference model's).
     """
+    check_finite(path, origin=origin)
     stored = head_classes(path)
     same_head = (include_top and stored == classes) or (not include_top and stored is None)
     if same_head and not custom_input:

@@ -42,3 +42,27 @@ def test_no_shared_layer_is_a_mismatch_whatever_the_saved_name(tmp_path):
         check_identity(model, config, origin="weights x.weights.h5", arch="resnetfc10")
     own = json.loads((ZOO / "resnetfc10.fashion_mnist" / "config.json").read_text())["config"]
     check_identity(model, own, origin="weights y.weights.h5", arch="resnetfc10")  # passes
+
+
+# --- non-finite weights -------------------------------------------------------------------
+@pytest.mark.parametrize("bad", [float("nan"), float("inf")])
+def test_a_weight_file_with_nan_or_inf_is_refused_naming_the_tensor(tmp_path, bad):
+    import h5py
+
+    from keras_gated.pretrained.load import WeightsFileError
+
+    path = tmp_path / "net.weights.h5"
+    kg.create_model("plainnet10").save_weights(path)
+    with h5py.File(path, "r+") as h5:
+        names = []
+        h5.visititems(lambda name, obj: names.append(name) if isinstance(obj, h5py.Dataset)
+                      and "dense" in name else None)
+        target = h5[names[0]]
+        values = target[()]
+        values.flat[0] = bad
+        target[...] = values
+    with pytest.warns(UserWarning, match="saved without a configuration"):
+        with pytest.raises(WeightsFileError) as refused:
+            kg.create_model("plainnet10", weights=str(path))
+    message = str(refused.value)
+    assert names[0] in message and str(path) in message and "NaN or infinite" in message
