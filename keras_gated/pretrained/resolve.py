@@ -102,6 +102,13 @@ def resolve_weights(
         cfg = found.cfg
         if cfg.caveat:
             warnings.warn(f"Weights {cfg.weight_id}: {cfg.caveat}", UserWarning, stacklevel=4)
+        if file is None and os.path.lexists(source):
+            warnings.warn(
+                f"weights={source!r} is both the released tag {cfg.weight_id} and a path in "
+                f"the working directory: the released weights {cfg.weight_id} are used; "
+                f"pass {os.path.join('.', source)!r} to load the path instead.",
+                UserWarning, stacklevel=4,
+            )
         record = dict(
             source=source, arch=arch, model_kwargs=dict(cfg.model_kwargs),
             class_names=tuple(cfg.class_names) or None, cfg=cfg,

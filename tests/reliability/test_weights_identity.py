@@ -66,3 +66,18 @@ def test_a_weight_file_with_nan_or_inf_is_refused_naming_the_tensor(tmp_path, ba
             kg.create_model("plainnet10", weights=str(path))
     message = str(refused.value)
     assert names[0] in message and str(path) in message and "NaN or infinite" in message
+
+
+# --- a tag that is also a path ------------------------------------------------------------
+def test_a_tag_that_is_also_a_path_gets_one_warning_saying_which(tmp_path, monkeypatch):
+    import warnings
+
+    monkeypatch.chdir(tmp_path)
+    shutil.copytree(ZOO / "resnetfc10.fashion_mnist", tmp_path / "fashion_mnist")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model = kg.create_model("plainnet10", weights="fashion_mnist")
+    said = [str(w.message) for w in caught if "working directory" in str(w.message)]
+    assert len(said) == 1
+    assert "plainnet10.fashion_mnist are used" in said[0] and "'./fashion_mnist'" in said[0]
+    assert model.name == "plainnet10"
