@@ -51,6 +51,7 @@ class RunSettings:
     seed: int = 0
     train_examples: int | None = None
     data_engine: str | None = None
+    validation_seeded: bool = False  # hold out a random fraction (seed), not the last one
 
     @classmethod
     def from_fingerprint(cls, fingerprint: Mapping[str, Any]) -> RunSettings:
@@ -102,9 +103,11 @@ def model_kwargs(entry, recipe, info) -> dict:
     return kwargs
 
 
-def split_validation(train_ds, train_info, fraction_held_out: float | None):
+def split_validation(train_ds, train_info, fraction_held_out: float | None,
+                     seed: int | None = None):
     """``(train, train_info, val, val_info)``: the last ``fraction_held_out`` of the
-    training split (in the data set's fixed order) held out as validation data; without a
+    training split (in the data set's fixed order; with ``seed``, in an order shuffled
+    once with that seed, the same on every pass) held out as validation data; without a
     fraction, the training split unchanged and ``(None, None)``."""
     if fraction_held_out is None:
         return train_ds, train_info, None, None
@@ -115,10 +118,15 @@ def split_validation(train_ds, train_info, fraction_held_out: float | None):
         raise ValueError(f"--validation-split {fraction_held_out} of {total} training examples "
                          f"leaves {kept} for training and {held_out} for validation: both must "
                          "be at least 1.")
-    val_info = dataclasses.replace(
-        train_info, num_examples=held_out,
-        note=f"train[{kept}:{total}] (the last {fraction_held_out:g} of the training split, "
-             "held out)")
+    if seed is None:
+        note = f"train[{kept}:{total}] (the last {fraction_held_out:g} of the training split, held out)"
+    else:
+        note = (f"{held_out} training examples held out at random (fraction "
+                f"{fraction_held_out:g}, seed {seed})")
+        from training.data import shuffled_once
+
+        train_ds = shuffled_once(train_ds, total, seed)
+    val_info = dataclasses.replace(train_info, num_examples=held_out, note=note)
     train_info = dataclasses.replace(train_info, num_examples=kept)
     return train_ds.take(kept), train_info, train_ds.skip(kept), val_info
 
@@ -174,7 +182,8 @@ def build_run(settings: RunSettings, *, make_model: Callable[[Any], Any] | None 
                                  settings.seed)
         train_info = dataclasses.replace(train_info, num_examples=settings.train_examples)
     train_ds, train_info, val_ds, val_info = split_validation(
-        train_ds, train_info, settings.validation_split)
+        train_ds, train_info, settings.validation_split,
+        seed=settings.seed if settings.validation_seeded else None)
     kwargs: dict = {}
     if make_model is None:
         entry = get_model_entry(settings.model)

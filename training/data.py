@@ -74,6 +74,14 @@ def random_subset(ds, num_examples: int, n: int, seed: int):
     return ds.shuffle(num_examples, seed=seed, reshuffle_each_iteration=False).take(n)
 
 
+def shuffled_once(ds, num_examples: int, seed: int):
+    """The ``num_examples`` examples of ``ds`` in one order drawn with ``seed``, the same on
+    every pass. ``ds``: an ``ArraySource`` or a ``tf.data.Dataset``."""
+    if isinstance(ds, ArraySource):
+        return ds.subset(np.random.default_rng(seed).permutation(num_examples))
+    return ds.shuffle(num_examples, seed=seed, reshuffle_each_iteration=False)
+
+
 def adapt_source(ds, shape: tuple[int, int, int]):
     """``keras_gated.datasets.adapt_images`` for either engine's source."""
     from keras_gated.datasets import adapt_images

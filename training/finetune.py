@@ -15,6 +15,10 @@ the folder ``keras-gated publish`` uploads.
 the baseline that shows what the pretrained weights are worth. ``--train-examples N``
 uses N training examples drawn at random with ``--seed`` (a quick or few-shot run; the
 test split stays whole).
+
+``--validation-split F`` (default 0.1) holds out a fraction F of the training examples,
+drawn at random with ``--seed``: the ``val_*`` metrics and ``best.keras`` come from it,
+the card names it, and the test split is evaluated once, at the end.
 """
 
 from __future__ import annotations
@@ -32,9 +36,11 @@ from training.arguments import (
     positive_int,
     run_main,
 )
+from training.train import fraction
 
 # A weight id is ``name.tag`` in lower case (as keras_gated.pretrained requires).
 WEIGHT_ID = re.compile(r"^[a-z0-9_]+\.[a-z0-9_]+$")
+DEFAULT_VALIDATION_SPLIT = 0.1
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -54,6 +60,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--restart", action="store_true",
                    help="move a run already in --out aside to <out>.old-<timestamp> and start afresh")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--validation-split", type=fraction, default=DEFAULT_VALIDATION_SPLIT,
+                   metavar="FRACTION", help="training examples held out (at random, --seed) "
+                   "for val_* and best.keras (default 0.1); the test split is used once, at the end")
     p.add_argument("--verbose", type=int, default=1, choices=(0, 1, 2))
     add_data_engine_argument(p)
     return p
@@ -69,6 +78,8 @@ def reproduce_command(args: argparse.Namespace, backend: str) -> str:
             parts += [f"--{flag.replace('_', '-')}", str(value)]
     if getattr(args, "data_engine", None) is not None:
         parts += ["--data-engine", args.data_engine]
+    if args.validation_split != DEFAULT_VALIDATION_SPLIT:
+        parts += ["--validation-split", str(args.validation_split)]
     return command_line("training.finetune", backend, parts)
 
 
@@ -161,7 +172,8 @@ def run(args: argparse.Namespace) -> int:
                              epochs=args.epochs, batch_size=args.batch_size,
                              lr=args.learning_rate, seed=args.seed,
                              train_examples=args.train_examples,
-                             data_engine=getattr(args, "data_engine", None))
+                             data_engine=getattr(args, "data_engine", None),
+                             validation_split=args.validation_split, validation_seeded=True)
     recipe = run_recipe(run_config)
     batch_size = recipe.batch_size
     weight_id = weight_id_for(args.model, args.dataset)  # before anything is trained
@@ -169,7 +181,8 @@ def run(args: argparse.Namespace) -> int:
     settings = {"model": args.model, "weights": weights_key(args.weights),
                 "dataset": dataset_key(args.dataset), "recipe": recipe_settings(recipe),
                 "epochs": recipe.epochs, "batch_size": batch_size, "seed": args.seed,
-                "freeze_backbone": args.freeze_backbone, "train_examples": args.train_examples}
+                "freeze_backbone": args.freeze_backbone, "train_examples": args.train_examples,
+                "validation_split": args.validation_split}
     with open_run_folder(out, restart=args.restart):
         check_run_files(out)
         if finished_run(out, settings, recipe.epochs):
@@ -187,12 +200,15 @@ def run(args: argparse.Namespace) -> int:
             print(f"[finetune] adapting {train_info.image_shape} images to the backbone's {input_shape}")
             test_ds = adapt_source(test_ds, input_shape)
         test = make_pipeline(test_ds, recipe, training=False, batch_size=batch_size)
+        val = make_pipeline(built.val_ds, recipe, training=False, batch_size=batch_size)
+        print(f"[finetune] val_* metrics and best.keras: {built.val_info.note}; the test split "
+              "is evaluated once, at the end")
         trainable = sum(int(math.prod(v.shape)) for v in model.trainable_weights)
         print(f"[finetune] {args.model} ({args.weights}) on {args.dataset}: {train_info.num_classes} "
               f"classes, {trainable:,} trainable parameters"
               f"{' (backbone frozen)' if args.freeze_backbone else ''}; recipe {recipe.describe()}")
 
-        if not fit_resumable(model, train, test, epochs=recipe.epochs, out=out, verbose=args.verbose,
+        if not fit_resumable(model, train, val, epochs=recipe.epochs, out=out, verbose=args.verbose,
                              prefix="[finetune]"):
             return 1  # no zoo folder from a run that went NaN
         command = reproduce_command(args, backend)
@@ -204,6 +220,9 @@ def run(args: argparse.Namespace) -> int:
             "recipe": recipe.describe(),
             "freeze_backbone": args.freeze_backbone,
             "train_examples": train_info.num_examples,
+            "validation_split": args.validation_split,
+            "val_split": built.val_info.note,
+            "val_num_examples": built.val_info.num_examples,
         })
         zoo = out / "zoo" / weight_id
         try:
@@ -212,7 +231,8 @@ def run(args: argparse.Namespace) -> int:
                 recipe=recipe.describe(), command=command,
                 dataset_note=(f"{test_info.note}; trained from scratch (baseline)"
                               if from_scratch(args.weights) else
-                              f"{test_info.note}; fine-tuned from {args.model} weights {args.weights!r}"),
+                              f"{test_info.note}; fine-tuned from {args.model} weights {args.weights!r}")
+                + f"; validation (val_*, best.keras): {built.val_info.note}",
                 training_log=out / "log.csv", class_names=list(train_info.class_names),
                 overwrite=True,
             )

@@ -59,7 +59,8 @@ def test_finetune_from_scratch_baseline_on_a_seeded_subset(tmp_path, monkeypatch
     assert finetune.main(common + ["--weights", "none"]) == 0
     out = tmp_path / "runs" / "gresnetfc2-new_data-scratch-n40"
     metrics = json.loads((out / "metrics.json").read_text())
-    assert metrics["train_examples"] == 40 and metrics["num_examples"] == 18
+    assert metrics["train_examples"] == 36 and metrics["val_num_examples"] == 4  # 40, 10 % held out
+    assert metrics["num_examples"] == 18
     assert metrics["base_weights"] == "none" and "--train-examples 40" in metrics["command"]
     card = (out / "zoo" / "gresnetfc2.new_data" / "README.md").read_text()
     assert "trained from scratch" in card
