@@ -12,6 +12,7 @@ import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+from keras_gated.cli_names import model_name
 from keras_gated.model_args import model_arg
 
 
@@ -242,7 +243,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--weights", default="cifar10", help="tag, file or hf:// reference")
     p.set_defaults(func=_cmd_demo)
     p = sub.add_parser("evaluate", help="test accuracy of weights on a data set's test split")
-    p.add_argument("name", help="model name (gresnet20)")
+    p.add_argument("name", type=model_name, help="model name (gresnet20)")
     p.add_argument("--weights", required=True, help="tag (cifar10), weights file, folder or hf://")
     p.add_argument("--dataset", required=True, help="data tag (cifar10, fashion_mnist) or folder")
     p.add_argument("--batch-size", type=int, default=256)
@@ -266,7 +267,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_cmd_pull)
 
     p = sub.add_parser("convert", help="build a model from a reference PyTorch state dict")
-    p.add_argument("arch", help="registry name (resnet50, gresnet50, wrn_16_2, preactresnet110, ...)")
+    p.add_argument("arch", type=model_name, help="registry name (resnet50, gresnet50, wrn_16_2, preactresnet110, ...)")
     p.add_argument("source_file", help=".pth, .pt or .safetensors state dict")
     p.add_argument("--from", dest="source", required=True, choices=("torchvision", "wrn", "fbresnet"),
                    help="the source's parameter names: torchvision/timm resnet50, the WRN "
@@ -275,18 +276,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_cmd_convert)
 
     p = sub.add_parser("analyze", help="gate values, block removal, pruning and stage analyses, as PNGs + JSON")
-    p.add_argument("weight_id", help="weight id (gresnet20.cifar10) or model name with --weights")
+    p.add_argument("weight_id", type=model_name, help="weight id (gresnet20.cifar10) or model name with --weights")
     p.add_argument("--weights", default=None, help="tag, file, folder or hf:// (default: the weight id's tag)")
     p.add_argument("--dataset", required=True, help="data tag (cifar10, fashion_mnist) or image folder")
     p.add_argument("--out", required=True, help="folder for the plots and analysis.json")
     p.add_argument("--examples", type=int, default=2000, help="test images used (default 2000)")
-    p.add_argument("--twin", default=None, help="ungated twin to compare (e.g. preactresnet20)")
+    p.add_argument("--twin", type=model_name, default=None, help="ungated twin to compare (e.g. preactresnet20)")
     p.add_argument("--twin-weights", default=None, help="the twin's weights (default: the same tag)")
     p.add_argument("--no-prune", action="store_true", help="skip the pruning speed/accuracy curve")
     p.set_defaults(func=_cmd_analyze)
 
     p = sub.add_parser("export", help="export for serving: ONNX, TFLite or TF SavedModel")
-    p.add_argument("name", help="model name (gresnet20) or weight id (gresnet20.cifar10)")
+    p.add_argument("name", type=model_name,
+                   help="model name (gresnet20) or weight id (gresnet20.cifar10)")
     p.add_argument("--weights", default=None, help="tag, file, folder or hf:// (default: random, or the id's)")
     p.add_argument("--format", required=True, choices=("onnx", "tflite", "savedmodel"))
     p.add_argument("--out", default=None, help="output path (default: NAME.onnx, NAME.tflite, NAME_savedmodel)")
