@@ -120,13 +120,16 @@ def check_out_path(out: Path) -> None:
 
 
 def check_not_in_zoo(out: Path) -> None:
-    """Refuse an ``--out`` inside the zoo (``keras_gated.pretrained.sources.zoo_dir``) or
-    one that holds a release's files: only ``training.release`` writes zoo folders."""
-    from keras_gated.pretrained.sources import zoo_dir  # a light module: no Keras
+    """Refuse an ``--out`` inside the zoo (``keras_gated.pretrained.sources.zoo_dir`` and
+    the checkout's ``zoo/``) or one that holds a release's files: only
+    ``training.release`` writes zoo folders."""
+    from keras_gated.pretrained import sources  # imported when called, after Keras
 
-    zoo = zoo_dir()
+    checkout = Path(sources.__file__).resolve().parents[2]
+    zoos = {sources.zoo_dir(), checkout / "zoo" if (checkout / "pyproject.toml").is_file() else None}
     resolved = out.expanduser().resolve()
-    inside = zoo is not None and (resolved == zoo.resolve() or zoo.resolve() in resolved.parents)
+    inside = any(zoo is not None and (resolved == zoo.resolve() or zoo.resolve() in resolved.parents)
+                 for zoo in zoos)
     if inside or all((out / name).is_file() for name in RELEASE_MARKERS):
         raise RunFolderError(
             f"--out {out} is {'in the zoo' if inside else 'a released zoo folder'}, which only "

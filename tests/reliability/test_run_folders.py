@@ -49,7 +49,8 @@ def one_error_line(stderr: str, module: str) -> str:
 
 # --- row 3: nothing a user runs writes into zoo/ ---------------------------------------------
 @pytest.mark.parametrize("module", [train, finetune])
-def test_out_in_the_zoo_is_refused_and_the_zoo_unchanged(module, tmp_path, capsys):
+def test_out_in_the_zoo_is_refused_and_the_zoo_unchanged(module, tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("KERAS_GATED_ZOO", str(tmp_path / "other_zoo"))  # the checkout's too
     zoo_before = tree(ROOT / "zoo")
     extra = ["--weights", "none"] if module is finetune else []
     for out in (ROOT / "zoo" / "gresnet20.cifar10", ROOT / "zoo" / "anything"):
