@@ -23,21 +23,9 @@ def module_files(package: Path = PACKAGE) -> dict[str, Path]:
 def imported_modules(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
     """The package modules ``name`` imports anywhere in its file (``from a import b``
     counts as importing ``a.b`` when that is a module, else ``a``)."""
-    is_package = path.name == "__init__.py"
     found = set()
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.Import):
-            targets = [alias.name for alias in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                here = name.split(".") if is_package else name.split(".")[:-1]
-                here = here[: len(here) - node.level + 1]
-                base = ".".join(here + ([base] if base else []))
-            targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in modules else base
-                       for a in node.names]
-        else:
-            continue
+    for base, names in imports_of(name, path):
+        targets = [f"{base}.{n}" if f"{base}.{n}" in modules else base for n in names] or [base]
         found.update(t for t in targets if t in modules and t != name)
     return found
 
