@@ -1,7 +1,7 @@
 """The weights registry: every pretrained config, released and planned, read from data files.
 
 Each family module that has weights keeps their configs in a JSON file beside it
-(``keras_gated/models/preact_resnet.json`` for ``preact_resnet.py``): an object whose
+(``keras_gated/models/preact_resnet/preact_resnet.json`` for ``preact_resnet.py``): an object whose
 keys are weight ids and whose values are ``PretrainedCfg.to_dict()``. The family
 registers the file when it registers its models; the file is parsed on first use.
 ``python -m training.release`` writes these files with ``write_cfg``; nothing executes

@@ -133,7 +133,7 @@ def test_pin_official_pins_the_registered_entry(hub, released_copy, tmp_path, mo
     from keras_gated.registry import weights as registry_weights
 
     data_file = tmp_path / "fc_nets.json"  # a copy: the checkout's data file stays as it is
-    data_file.write_bytes((REPO_ROOT / "keras_gated" / "models" / "fc_nets.json").read_bytes())
+    data_file.write_bytes((REPO_ROOT / "keras_gated" / "models" / "fc_nets" / "fc_nets.json").read_bytes())
     monkeypatch.setattr(registry_weights, "cfg_source_file", lambda weight_id: data_file)
     before = config_files()
     assert main(["publish", str(released_copy), "--pin-official"]) == 0
