@@ -8,6 +8,7 @@ imports the module that defines it on first use, through the package's module
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import sys
 from types import ModuleType
 
@@ -67,6 +68,10 @@ def resolve(name: str) -> object:
         models: ModuleType = importlib.import_module(MODELS)
         if name in getattr(models, "__all__", ()):
             return getattr(models, name)
+        # Any module of the package, as ``keras_gated.<module>`` was reachable when the
+        # package imported its modules eagerly (a deprecated one warns as it imports).
+        if importlib.util.find_spec(f"keras_gated.{name}") is not None:
+            return importlib.import_module(f"keras_gated.{name}")
     raise AttributeError(f"module 'keras_gated' has no attribute {name!r}")
 
 

@@ -110,3 +110,25 @@ def test_a_module_of_the_package_runs_with_python_m():
                             capture_output=True, text=True, timeout=300, env=env, cwd=ROOT)
     assert result.returncode == 0, result.stderr[-3000:]
     assert "gresnet20" in result.stdout
+
+
+def test_every_module_of_the_package_is_an_attribute_as_before():
+    """``keras_gated.<module>`` reaches any module of the package (the deprecated ones
+    warn), as when the package imported them all eagerly."""
+    import subprocess
+    import sys
+
+    code = ("import warnings, keras_gated as kg\n"
+            "assert kg.gating.gate_values is kg.gate_values\n"
+            "with warnings.catch_warnings(record=True) as caught:\n"
+            "    warnings.simplefilter('always')\n"
+            "    assert kg.gates.gate_variables is kg.gating.gate_variables\n"
+            "assert any(w.category is DeprecationWarning for w in caught)\n"
+            "try:\n"
+            "    kg.no_such_module\n"
+            "except AttributeError as error:\n"
+            "    print(error)\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            timeout=300)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "has no attribute 'no_such_module'" in result.stdout

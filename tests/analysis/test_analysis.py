@@ -34,7 +34,7 @@ def _data(shape, n=32, classes=3, seed=0):
 
 def _with_random_gates(model, seed=0):
     rng = np.random.default_rng(seed)
-    for variable in kg.gates.gate_variables(model):
+    for variable in kg.gating.gate_variables(model):
         variable.assign(float(rng.uniform(0.2, 2.0)))
     return model
 

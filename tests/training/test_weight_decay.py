@@ -17,7 +17,7 @@ def test_k_is_never_decayed_and_everything_else_is_with_half_lambda():
     model = kg.GResNet20()
     recipe = get_recipe("preact_cifar")
     count = apply_weight_decay(model, recipe)
-    gates = kg.gates.gate_variables(model)
+    gates = kg.gating.gate_variables(model)
     assert len(gates) == 9
     assert all(k.regularizer is None for k in gates)
     others = [v for v in model.trainable_weights if all(v is not k for k in gates)]
@@ -48,7 +48,7 @@ def test_gradient_of_the_decay_is_lambda_w():
 def test_k_decay_recipe_includes_k():
     model = kg.GResNet20()
     apply_weight_decay(model, get_recipe("preact_cifar_kdecay"))
-    assert all(isinstance(k.regularizer, keras.regularizers.L2) for k in kg.gates.gate_variables(model))
+    assert all(isinstance(k.regularizer, keras.regularizers.L2) for k in kg.gating.gate_variables(model))
 
 
 def test_weights_only_decay_skips_biases():
