@@ -76,8 +76,6 @@ ROOT = PACKAGE.parent
 TOP_LEVEL = ("keras_gated", "training", "experiments", "benchmarks")
 # The former homes of moved experiment modules: each warns (DeprecationWarning) and
 # re-exports its new module, the only imports from experiments/ that training/ may hold.
-DEPRECATED_SHIMS = {"training.table7_fig", "training.highway_fig1", "training.science_report",
-                    "training.first_steps", "training.init_signal"}
 
 
 def all_modules() -> dict[str, Path]:
@@ -148,13 +146,8 @@ def test_the_library_imports_neither_training_nor_experiments():
     assert importers_of("experiments", modules, "keras_gated") == set()
 
 
-def test_training_imports_nothing_from_experiments_but_its_deprecated_shims():
-    modules = all_modules()
-    shims = importers_of("experiments", modules, "training")
-    assert shims <= DEPRECATED_SHIMS, sorted(shims - DEPRECATED_SHIMS)
-    for shim in shims:
-        text = modules[shim].read_text()
-        assert "DeprecationWarning" in text and "moved to experiments." in text, shim
+def test_training_imports_nothing_from_experiments():
+    assert importers_of("experiments", all_modules(), "training") == set()
 
 
 # No private name crosses a package boundary, the library's own included.

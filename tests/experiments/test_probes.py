@@ -74,25 +74,3 @@ def test_first_steps_reports_every_batch_loss_and_the_gates(folder, capsys):
     assert printed["first_nonfinite_batch"] is not None
     assert printed["steps_run"] == printed["first_nonfinite_batch"]
     assert printed["loss_by_batch"][-1] is None
-
-
-def test_the_former_training_names_warn_and_keep_their_signatures(folder):
-    """training.first_steps / init_signal moved; the old names still answer, with their
-    old call signatures."""
-    import importlib
-    import sys
-
-    for name in ("training.first_steps", "training.init_signal"):
-        sys.modules.pop(name, None)
-    with pytest.warns(DeprecationWarning, match="moved to experiments.tools.first_steps"):
-        old_first_steps = importlib.import_module("training.first_steps")
-    with pytest.warns(DeprecationWarning, match="moved to experiments.tools.init_signal"):
-        old_init_signal = importlib.import_module("training.init_signal")
-    model, recipe, batches = old_first_steps.build("gresnetfc2", str(folder), {"k_init": 0.5},
-                                                   recipe="rg_mnist_fc", batch_size=8)
-    assert recipe.batch_size == 8 and model.name
-    out = old_first_steps.first_steps("gresnetfc2", str(folder), {}, 2, recipe="rg_mnist_fc",
-                                      batch_size=8)
-    assert out["steps_run"] == 2
-    signal = old_init_signal.init_signal("gresnetfc2", str(folder), {}, examples=8)
-    assert signal["examples"] == 8 and signal["recipe"] == "rg_mnist_fc"
