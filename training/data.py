@@ -49,9 +49,7 @@ def load_split(dataset: str, split: str, engine: str | None = None):
     from keras_gated import datasets
 
     if check_engine(engine) == "tf":
-        from keras_gated.tensorflow_cpu import import_tensorflow
-
-        import_tensorflow("The tf.data engine (--data-engine tf)")
+        _tf()  # one clear sentence where TensorFlow is missing
         return datasets.load(dataset, split)
     images, labels, info = datasets.load_numpy(dataset, split)
     return ArraySource(images, labels), info
@@ -69,9 +67,7 @@ def random_subset(ds, num_examples: int, n: int, seed: int):
     would miss whole classes.) ``ds``: an ``ArraySource`` or a ``tf.data.Dataset``."""
     if not 0 < n <= num_examples:
         raise ValueError(f"Cannot draw {n} of {num_examples} examples.")
-    if isinstance(ds, ArraySource):
-        return ds.subset(np.random.default_rng(seed).permutation(num_examples)[:n])
-    return ds.shuffle(num_examples, seed=seed, reshuffle_each_iteration=False).take(n)
+    return shuffled_once(ds, num_examples, seed).take(n)
 
 
 def shuffled_once(ds, num_examples: int, seed: int):

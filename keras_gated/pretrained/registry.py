@@ -3,21 +3,7 @@ it from here warns once (DeprecationWarning) and gives the same objects."""
 
 import warnings
 
-from keras_gated.registry.weights import *  # noqa: F403
-from keras_gated.registry.weights import (  # noqa: F401  (names used before the move)
-    cfg_source_file,
-    dumps_cfgs,
-    find_pretrained_cfg,
-    get_pretrained_cfg,
-    list_pretrained,
-    pretrained_cfgs_overlay,
-    read_cfg_file,
-    register_cfg_file,
-    register_pretrained,
-    tags_for,
-    unregister_pretrained,
-    write_cfg,
-)
+from keras_gated.registry.weights import *  # noqa: F403  (every public name)
 
 warnings.warn(
     "keras_gated.pretrained.registry moved to keras_gated.registry.weights; import it "
