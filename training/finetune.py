@@ -234,7 +234,10 @@ def run(args: argparse.Namespace) -> int:
                               f"{test_info.note}; fine-tuned from {args.model} weights {args.weights!r}")
                 + f"; validation (val_*, best.keras): {built.val_info.note}",
                 training_log=out / "log.csv", class_names=list(train_info.class_names),
-                overwrite=True,
+                overwrite=True, usage=card_usage(args.model, zoo, tuple(model.inputs[0].shape[1:]),
+                                                 train_info.num_classes, built.adapted),
+                input_adaptation=(adaptation_note(train_info.image_shape, tuple(model.inputs[0].shape[1:]))
+                                  if built.adapted else None),
             )
         except BaseException:  # no half-written zoo folder; the rerun writes it again
             shutil.rmtree(zoo, ignore_errors=True)
@@ -244,6 +247,43 @@ def run(args: argparse.Namespace) -> int:
     print(f"[finetune] test accuracy {metrics['test_accuracy']:.4f} ({test_info.num_examples} "
           f"images); zoo folder {folder}")
     return 0
+
+
+def adaptation_note(image_shape: Sequence[int], input_shape: Sequence[int]) -> str:
+    """How ``keras_gated.datasets.adapt_images`` brought the data set's images to the
+    backbone's input, in words (the card records it)."""
+    (h, w, c), (height, width, channels) = tuple(image_shape), tuple(input_shape)
+    steps = []
+    if c != channels:
+        steps.append("grey tiled to 3 channels" if channels > c else "turned grey (ITU-R 601 luma)")
+    if (h, w) != (height, width):
+        verb = ("zero-padded" if h <= height and w <= width else
+                "cropped" if h >= height and w >= width else "padded or cropped")
+        steps.append(f"centre-{verb} from {h}×{w} to {height}×{width}")
+    return (f"{h}×{w}×{c} images {' and '.join(steps) or 'unchanged'} "
+            f"(`keras_gated.datasets.adapt_images(images, {tuple(input_shape)})`)")
+
+
+def card_usage(arch: str, folder: Path, input_shape: Sequence[int], classes: int, adapted: bool) -> str:
+    """The card's usage lines for a fine-tuned folder: it is not a registered release,
+    so they load the folder itself (or its Hub repo once published), and adapt the
+    images as training did."""
+    lines = [
+        "import keras",
+        "import keras_gated as kg  # registers the layers with Keras",
+        "",
+        f'folder = "{folder.resolve().as_posix()}"  # or "hf://<org>/<repo>" once published',
+        "model = keras.saving.load_model(folder)",
+        f'model = kg.create_model("{arch}", weights=folder, classes={classes})  # the same',
+    ]
+    if adapted:
+        lines += [
+            "",
+            "from keras_gated.datasets import adapt_images",
+            f"images = adapt_images(images, {tuple(int(d) for d in input_shape)})  # as in training",
+        ]
+    lines.append("probabilities = model.predict(images)")
+    return "\n".join(lines)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -122,6 +122,8 @@ def model_card(
     notes: str = "",
     params: int | None = None,
     macs: int | None = None,
+    usage: str | None = None,
+    input_adaptation: str | None = None,
 ) -> str:
     """The README.md model card of a zoo folder (front matter + markdown body).
 
@@ -133,6 +135,13 @@ def model_card(
     ``wall_time_s`` and ``keras_version`` (written by ``training.train``) become the
     card's "Training run" section; ``notes`` (markdown) its "Notes" section, e.g. the
     comparison with the paper's number.
+
+    ``usage``: the Python lines of the card's "Usage" section; default the lines for a
+    registered release (``kg.create_model("<weight id>")`` and its Hub repo), which a
+    weight that is not registered (a user's fine-tuned folder) must replace with lines
+    that work for it. ``input_adaptation``: how images of the data set were brought to
+    the model's input (e.g. tiled to 3 channels and centre-padded), recorded in the front
+    matter and said under the inputs.
     """
     from huggingface_hub import EvalResult, ModelCardData
 
@@ -165,11 +174,23 @@ def model_card(
             "classes": int(classes),
             "class_names": list(class_names),
             "preprocessing": preprocessing,
+            **({"input_adaptation": input_adaptation} if input_adaptation else {}),
         },
     }
     fields.update(extra or {})
     data = ModelCardData(**fields)
     shape = "×".join(str(s) for s in input_shape)
+    if usage is None:
+        usage = f"""import keras_gated as kg
+
+model = kg.create_model("{weight_id}")      # the released weights, sha256-checked
+backbone = kg.create_model("{arch}", weights="{tag}", include_top=False, pooling="avg")
+
+# Keras alone can load this repo too; `import keras_gated` registers the layers:
+import keras
+model = keras.saving.load_model("hf://{HUB_ORG}/{weight_id}")"""
+    adaptation_line = (f" The training images were adapted to this input: {input_adaptation}."
+                       if input_adaptation else "")
     notes_section = f"\n## Notes\n\n{notes.strip()}\n" if notes.strip() else ""
     body = f"""
 # {weight_id}
@@ -180,18 +201,11 @@ def model_card(
 ## Usage
 
 ```python
-import keras_gated as kg
-
-model = kg.create_model("{weight_id}")      # the released weights, sha256-checked
-backbone = kg.create_model("{arch}", weights="{tag}", include_top=False, pooling="avg")
-
-# Keras alone can load this repo too; `import keras_gated` registers the layers:
-import keras
-model = keras.saving.load_model("hf://{HUB_ORG}/{weight_id}")
+{usage.strip()}
 ```
 
 Inputs are raw 0-255 pixels of shape {shape}; the preprocessing travels with the model
-({preprocessing}). Classes: {", ".join(class_names) if class_names else classes}.
+({preprocessing}).{adaptation_line} Classes: {", ".join(class_names) if class_names else classes}.
 
 {size_section(params, macs)}## Training recipe
 
@@ -336,6 +350,8 @@ def save_zoo_folder(
     extra: Mapping[str, Any] | None = None,
     notes: str = "",
     overwrite: bool = False,
+    usage: str | None = None,
+    input_adaptation: str | None = None,
 ) -> Path:
     """Write ``folder`` with exactly the files that go to the Hub repo of ``weight_id``.
 
@@ -357,6 +373,8 @@ def save_zoo_folder(
         extra: additional model-card front-matter entries.
         notes: markdown for the card's "Notes" section (e.g. the paper comparison).
         overwrite: replace an existing non-empty folder.
+        usage, input_adaptation: as ``model_card``'s (a weight that is not registered
+            needs its own usage lines).
 
     Returns:
         The folder.
@@ -425,6 +443,8 @@ def save_zoo_folder(
         notes=notes,
         params=model.count_params(),
         macs=count_macs(model),
+        usage=usage,
+        input_adaptation=input_adaptation,
     )
     (folder / CARD_FILE).write_text(card)
     if training_log is not None:

@@ -145,6 +145,46 @@ def test_numpy_batches_are_the_same_whatever_order_they_are_made_in():
         np.testing.assert_array_equal(a, b)
 
 
+class _LabelRecorder:
+    """A tiny model run eagerly whose ``train_step`` writes down the labels it is fed."""
+
+    def __new__(cls):
+        import keras
+
+        class Recording(keras.Sequential):
+            seen: list
+
+            def train_step(self, *args):  # (data), or (state, data) on JAX
+                self.seen.append(np.asarray(keras.ops.convert_to_numpy(args[-1][1])).tolist())
+                logs = {"batches": keras.ops.convert_to_tensor(float(len(self.seen)))}
+                return (logs, args[0]) if len(args) == 2 else logs
+
+        model = Recording([keras.Input((8, 8, 3)), keras.layers.Flatten(), keras.layers.Dense(2)])
+        model.seen = []
+        model.compile(optimizer="sgd", loss="sparse_categorical_crossentropy", run_eagerly=True)
+        return model
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+def test_fit_sees_each_epochs_batches_in_order_even_after_an_abandoned_iteration(workers):
+    """Keras (on JAX and PyTorch) reads one batch to build an unbuilt model, then starts
+    the epoch again; and a run stopped mid-epoch abandons what was read ahead. Either
+    way ``fit`` must see every epoch's batches exactly in that epoch's order."""
+    from training.callbacks import DataEpoch
+
+    source, _ = _source(40)
+    pipeline = NumpyBatches(source, Transforms(8, shuffle=True, seed=5), workers=workers)
+    pipeline[0], pipeline[1]  # an abandoned read-ahead: batches 0..4 of epoch 0 were made
+    model = _LabelRecorder()
+    model.fit(pipeline, epochs=2, verbose=0, shuffle=False, callbacks=[DataEpoch(pipeline)])
+    expected = NumpyBatches(source, Transforms(8, shuffle=True, seed=5), workers=0)
+    epochs = []
+    for epoch in range(2):
+        expected.set_epoch(epoch)
+        epochs += [expected[i][1].tolist() for i in range(len(expected))]
+    assert model.seen[-10:] == epochs  # the last two epochs' 5 batches each, in order
+
+
 def test_numpy_mean_and_reflect_padding():
     image = np.full((1, 8, 8, 3), 7.0, np.float32)
     mean = Transforms(1, pad=4, pad_mode="mean", fill=(10.0, 20.0, 30.0))

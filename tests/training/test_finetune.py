@@ -31,6 +31,20 @@ def test_finetune_frozen_backbone_new_head_and_zoo_folder(tmp_path):
     }
     tuned = keras.saving.load_model(zoo)
     assert tuned.get_layer("predictions").units == 3
+    # The card's usage lines run as written, on the data set's own 20x20x3 images, and
+    # give the tuned model's outputs; the card records the input adaptation.
+    card = (zoo / "README.md").read_text()
+    assert "were adapted to this input: 20×20×3 images turned grey (ITU-R 601 luma) and centre-zero-padded from 20×20 to 28×28" in card
+    assert "input_adaptation: 20×20×3 images" in card  # and in the front matter
+    usage = card.split("## Usage", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
+    images = np.stack([np.asarray(__import__("PIL.Image").Image.open(f)) for f in
+                       sorted((folder / "test").rglob("*.png"))[:4]])
+    namespace = {"images": images}
+    exec(usage, namespace)  # noqa: S102  the card's own lines
+    from keras_gated.datasets import adapt_images
+
+    np.testing.assert_allclose(namespace["probabilities"],
+                               to_numpy(tuned(adapt_images(images, (28, 28, 1)).astype("float32"))), atol=1e-5)
     # The zoo folder is a valid `weights=` and `keras-gated evaluate` reproduces metrics.json.
     from keras_gated.evaluation import evaluate
 

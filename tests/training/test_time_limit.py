@@ -5,7 +5,6 @@ that was never stopped."""
 from __future__ import annotations
 
 import json
-import os
 
 import numpy as np
 import pytest
@@ -38,10 +37,6 @@ def _backup_arrays(run) -> dict[str, np.ndarray]:
     return arrays
 
 
-@pytest.mark.xfail(os.environ.get("KERAS_BACKEND", "tensorflow") != "tensorflow", strict=False,
-                   reason="on JAX a run resumed mid-epoch ends with other batch-norm moving "
-                          "statistics (and small weight differences) than an uninterrupted "
-                          "one: not exact there yet")
 def test_a_run_stopped_by_its_time_limit_resumes_exactly(folder, tmp_path, capsys):
     assert _train(folder, tmp_path / "whole") == 0
     stopped = tmp_path / "stopped"
