@@ -25,6 +25,7 @@ PUBLIC: dict[str, str] = {
         "PreActResNet110", "PreActResNet164", "PreActResNet1001", "ResNet50", "ResNetFC",
         "WideResNet",
     ), MODELS),
+    "compress": "keras_gated.analysis.compress",
     "gate": "keras_gated.gating",
     "gate_values": "keras_gated.gating",
     "gated_blocks": "keras_gated.gating",

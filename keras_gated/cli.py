@@ -1,5 +1,5 @@
 """The ``keras-gated`` command line: ``list``, ``info``, ``demo``, ``evaluate``, ``analyze``,
-``convert``, ``export``, ``publish`` and ``pull``."""
+``compress``, ``convert``, ``export``, ``publish`` and ``pull``."""
 
 from __future__ import annotations
 
@@ -207,6 +207,114 @@ def _cmd_analyze(args: argparse.Namespace) -> int:
     return 0
 
 
+def _budget_fraction(text: str) -> float:
+    """argparse type of ``--macs``: a fraction strictly between 0 and 1."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0.0 < value < 1.0:
+        raise argparse.ArgumentTypeError(f"give a fraction of the source's MACs between 0 and 1 "
+                                         f"(0.5: half), not {text}")
+    return value
+
+
+def _count(minimum: int):
+    """argparse type: an integer >= ``minimum``."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"give an integer >= {minimum}, not {value}")
+        return value
+
+    return parse
+
+
+def _new_folder(text: str) -> str:
+    """argparse type of ``compress --out``: a folder that does not exist yet or is empty
+    (it is written whole; nothing already there is replaced)."""
+    path = Path(text).expanduser()
+    if path.exists() and (not path.is_dir() or any(path.iterdir())):
+        raise argparse.ArgumentTypeError(f"{text} exists and is not an empty folder: give a new one")
+    return text
+
+
+def compress_command(args: argparse.Namespace, backend: str) -> str:
+    """The command line that reproduces a ``compress`` run (on ``backend``)."""
+    import shlex
+
+    parts = ["keras-gated", "compress", args.weight_id, "--dataset", args.dataset]
+    parts += ["--macs", str(args.macs)] if args.macs is not None else ["--blocks", str(args.blocks)]
+    parts += ["--epochs", str(args.epochs)]
+    for flag in ("weights", "pressure_epochs", "strength", "baseline", "remove_like", "examples",
+                 "batch_size", "learning_rate", "seed"):
+        value = getattr(args, flag)
+        if value is not None and (flag, value) not in (("seed", 0),):
+            parts += [f"--{flag.replace('_', '-')}", str(value)]
+    if args.augment:
+        parts.append("--augment")
+    parts += ["--out", args.out]
+    return f"KERAS_BACKEND={backend} {shlex.join(parts)}"
+
+
+def _cmd_compress(args: argparse.Namespace) -> int:
+    import keras
+
+    from keras_gated import datasets
+    from keras_gated.analysis.compress import compress, compressible_blocks, not_compressible
+    from keras_gated.analysis.compress_report import write_compressed
+    from keras_gated.analysis.report import load_examples
+    from keras_gated.evaluation import check_same_classes, weights_classes
+    from keras_gated.registry import create_model, split_weight_id
+
+    arch, tag = split_weight_id(args.weight_id) if "." in args.weight_id else (args.weight_id, None)
+    weights = args.weights or tag
+    if weights is None:
+        raise ValueError(f"{args.weight_id!r} names no weights: give a weight id "
+                         "(gresnet20.cifar10) or --weights.")
+    classes = weights_classes(arch, weights)
+    model = create_model(arch, weights=weights, **({"classes": classes} if classes else {}))
+    if not compressible_blocks(model):
+        raise ValueError(not_compressible(model))
+    x_test, y_test, info = datasets.load_numpy(args.dataset, "test")
+    check_same_classes(model.class_names, info.class_names, weights, args.dataset, arch)
+    if info.num_classes != model.num_classes:
+        raise ValueError(f"{args.dataset} has {info.num_classes} classes but {arch} (weights "
+                         f"{weights}) has {model.num_classes}: compress a net trained on it.")
+    x, y = load_examples(args.dataset, args.examples or sys.maxsize, "train", seed=args.seed)
+    options = {k: v for k, v in (("pressure_epochs", args.pressure_epochs),
+                                 ("strength", args.strength), ("batch_size", args.batch_size),
+                                 ("learning_rate", args.learning_rate)) if v is not None}
+    remove = None
+    if args.remove_like:
+        import json
+
+        record = Path(args.remove_like) / "compression.json"
+        if not record.is_file():
+            raise ValueError(f"--remove-like {args.remove_like} has no compression.json: give a "
+                             "folder written by keras-gated compress.")
+        remove = json.loads(record.read_text())["record"]["removed"]
+    result = compress(model, (x, y), macs=args.macs, blocks=args.blocks, epochs=args.epochs,
+                      baseline=args.baseline, remove=remove, augment=args.augment, seed=args.seed,
+                      verbose=args.verbose, **options)
+    numbers = write_compressed(
+        result, model, args.out, arch=arch, dataset=args.dataset,
+        test=(x_test.astype("float32"), y_test), command=compress_command(args, keras.backend.backend()),
+        source_weights=f"{arch} (weights {weights})", class_names=info.class_names,
+        dataset_note=info.note)
+    measured = numbers["measured"]
+    print(f"{arch} (weights {weights}) compressed ({result.record['method']}): removed "
+          f"{', '.join(result.record['removed'])}; test accuracy "
+          f"{measured['source']['accuracy']:.4f} -> {measured['compressed']['accuracy']:.4f}, "
+          f"MMACs {measured['source']['macs'] / 1e6:.2f} -> {measured['compressed']['macs'] / 1e6:.2f}")
+    print(f"wrote {args.out}; load it with weights={str(args.out)!r} or keras.saving.load_model")
+    return 0
+
+
 def _cmd_export(args: argparse.Namespace) -> int:
     from keras_gated.export import default_file_name, export
 
@@ -285,6 +393,36 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--twin-weights", default=None, help="the twin's weights (default: the same tag)")
     p.add_argument("--no-prune", action="store_true", help="skip the pruning speed/accuracy curve")
     p.set_defaults(func=_cmd_analyze)
+
+    p = sub.add_parser("compress", help="a smaller net at a MACs or block budget, by gate-guided "
+                       "block removal and fine-tuning")
+    p.add_argument("weight_id", type=model_name, help="weight id (gresnet20.cifar10) or model name with --weights")
+    p.add_argument("--weights", default=None, help="tag, file, folder or hf:// (default: the weight id's tag)")
+    p.add_argument("--dataset", required=True, help="data tag (cifar10) or image folder: its train split "
+                   "trains, its test split is measured")
+    budget = p.add_mutually_exclusive_group(required=True)
+    budget.add_argument("--macs", type=_budget_fraction, help="at most this fraction of the source's counted MACs")
+    budget.add_argument("--blocks", type=_count(1), help="remove this many blocks")
+    p.add_argument("--epochs", type=_count(0), required=True, help="fine-tuning epochs of the smaller net")
+    p.add_argument("--pressure-epochs", type=_count(0), default=None,
+                   help="epochs under the gate pressure (default: --epochs)")
+    p.add_argument("--strength", type=float, default=None, help="the pressure λ (default 0.01)")
+    p.add_argument("--baseline", choices=("lowest", "random", "scratch"), default=None,
+                   help="a baseline instead of the method: lowest g(k) without pressure, random "
+                        "blocks (--seed), or the smaller net trained from scratch")
+    p.add_argument("--remove-like", default=None, metavar="DIR",
+                   help="remove the blocks an earlier compress run removed (its DIR): the "
+                        "scratch baseline then trains exactly that architecture")
+    p.add_argument("--examples", type=_count(1), default=None,
+                   help="training examples used, drawn at random with --seed (default: all)")
+    p.add_argument("--batch-size", type=_count(1), default=None)
+    p.add_argument("--learning-rate", type=float, default=None, help="SGD learning rate (default 0.01)")
+    p.add_argument("--augment", action="store_true", help="random flips and padded crops while training")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--verbose", type=int, default=0, choices=(0, 1, 2))
+    p.add_argument("--out", type=_new_folder, required=True,
+                   help="new folder for the Keras save, card, compression.json and tradeoff.png")
+    p.set_defaults(func=_cmd_compress)
 
     p = sub.add_parser("export", help="export for serving: ONNX, TFLite or TF SavedModel")
     p.add_argument("name", type=model_name,

@@ -7,9 +7,12 @@ Srivastava et al. 2015).
 * ``lesion``: lesioning, shuffling within stages, per-stage estimation error.
 * ``highway_activity``: transform-gate activity of Highway layers over data.
 * ``prune``: a new, smaller model without the removed blocks.
+* ``compress``: a smaller net at a MACs or block budget: the gates learned under an L1
+  pressure, the closed blocks pruned, the rest fine-tuned.
 * ``plots``: the figures of the papers, as PNG files (matplotlib).
 """
 
+from keras_gated.analysis.compress import compress
 from keras_gated.analysis.gate_log import GateLogger
 from keras_gated.analysis.highway_activity import highway_activity
 from keras_gated.analysis.lesion import (
@@ -28,6 +31,7 @@ from keras_gated.analysis.removal import (
 __all__ = [
     "GateLogger",
     "accuracy",
+    "compress",
     "estimation_error",
     "highway_activity",
     "lesion_accuracies",

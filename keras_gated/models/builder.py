@@ -254,11 +254,15 @@ def build_application(
         pretrained_cfg=None if resolved is None else resolved.pretrained_cfg,
         class_names=None if resolved is None else resolved.class_names,
     )
+    removed = removed_blocks_of(resolved)
+    if removed:
+        model = without_blocks(model, removed)
     if resolved is not None:
 
         def build_reference(reference_classes: int | None) -> keras.Model:
-            # The same architecture with the weights' own head (None: no head).
-            return build_application(
+            # The same architecture with the weights' own head (None: no head), and
+            # without the blocks a compressed net was saved without.
+            reference = build_application(
                 features,
                 arch=arch,
                 spec=spec,
@@ -274,6 +278,7 @@ def build_application(
                 head_dropout=head_dropout,
                 head_initializer=head_initializer,
             )
+            return without_blocks(reference, removed) if removed else reference
 
         load_resolved(
             model,
@@ -286,6 +291,24 @@ def build_application(
             call=current_call(),
         )
     return model
+
+
+def removed_blocks_of(resolved: ResolvedWeights | None) -> tuple[str, ...]:
+    """The blocks a compressed net's weights were saved without (``keras_gated.compress``
+    records them as the ``removed_blocks`` training argument); empty for any other."""
+    if resolved is None:
+        return ()
+    return tuple((resolved.model_kwargs or {}).get("removed_blocks") or ())
+
+
+def without_blocks(model: keras.Model, removed: Sequence[str]) -> keras.Model:
+    """``model`` with ``removed`` pruned to their identity shortcuts (the architecture
+    of a compressed net), its pretrained config and class names kept."""
+    from keras_gated.analysis.prune import prune
+
+    pruned = prune(model, removed, name=model.name)
+    pruned.pretrained_cfg = getattr(model, "pretrained_cfg", None)
+    return pruned
 
 
 def weights_for(arch: str, weights: Any) -> ResolvedWeights | None:

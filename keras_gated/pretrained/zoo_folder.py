@@ -47,10 +47,12 @@ LOG_STEM = "training_log"
 LOG_SUFFIXES = (".csv", ".txt")
 REQUIRED_FILES = (*KERAS_FILES, CARD_FILE, METRICS_FILE)
 KERAS_HUB_PRESET = "keras_hub/"  # optional: the release as a keras-hub preset
-# Every file a release may hold besides REQUIRED_FILES: the training log and the
-# keras-hub preset (what ``save_to_preset`` writes for a backbone or a classifier).
+# Every file a release may hold besides REQUIRED_FILES: the training log, the
+# keras-hub preset (what ``save_to_preset`` writes for a backbone or a classifier), and
+# a compressed net's numbers and trade-off plot (``keras_gated.analysis.compress_report``).
 OPTIONAL_FILES = (
     *(f"{LOG_STEM}{suffix}" for suffix in LOG_SUFFIXES),
+    "compression.json", "tradeoff.png",
     *(f"{KERAS_HUB_PRESET}{name}" for name in (
         "config.json", "metadata.json", "model.weights.h5", "task.json", "task.weights.h5",
     )),

@@ -19,6 +19,8 @@ ROOT = Path(__file__).resolve().parents[2]
     ["evaluate", "gresnet-20", "--weights", "cifar10", "--dataset", "cifar10"],
     ["export", "gresnet-20.cifar10", "--format", "onnx"],
     ["analyze", "gresnet-20.cifar10", "--dataset", "cifar10", "--out", "x"],
+    ["compress", "gresnet-20.cifar10", "--dataset", "cifar10", "--macs", "0.5", "--epochs", "1",
+     "--out", "x"],
 ])
 def test_a_typo_is_refused_at_once_with_its_suggestion(argv):
     # What makes it fast is what it imports (no Keras, TensorFlow, JAX or torch: -X

@@ -1,0 +1,344 @@
+"""Gate-guided compression: a gated net made smaller at a budget, by its own gates.
+
+A Residual Gate computes u = g(k)·f_r(x) + x with g = ReLU, so g(k) = 0 turns a block
+into the identity and ``prune`` can then drop it with no change to the function.
+``compress`` makes the least useful blocks reach that point:
+
+1. *pressure*: train the net with the loss
+
+       L = CE(y, ŷ) + λ · Σ_{b removable} g(k_b)          (g(k) = relu(k) ≥ 0: an L1 penalty)
+
+   for ``pressure_epochs`` (``GatePressure``, a Keras regulariser on every removable k,
+   so that plain ``fit`` minimises it on every backend). Each gate is pushed down at the
+   same rate λ; only the gates the data defends stay open, and a ReLU gate pushed to
+   k ≤ 0 stays shut (no gradient flows through relu(k) there);
+2. *choose*: the removable blocks by increasing g(k), taken until the budget (a
+   fraction of the source's counted MACs, or a number of blocks) is met;
+3. *prune* those blocks (exactly the pressured net with their g(k) = 0);
+4. *fine-tune* the smaller net for ``epochs`` with plain ``fit``.
+
+Baselines, for measuring what the pressure is worth at the same budget:
+``"lowest"`` (step 2 on the source's own gates, no pressure), ``"random"`` (seeded
+random blocks) and ``"scratch"`` (the smaller architecture the method chooses, or the one
+``remove=`` names, freshly initialised and trained for ``pressure_epochs + epochs``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import keras
+import numpy as np
+
+from keras_gated.analysis.prune import prune
+from keras_gated.analysis.removal import removable_blocks
+from keras_gated.gating import gated_blocks, residual_gate_of
+
+BASELINES = ("lowest", "random", "scratch")
+METHOD = "pressure"
+
+
+def not_compressible(model: keras.Model) -> str:
+    """The one sentence that says why ``model`` cannot be compressed and what to do."""
+    return (f"{model.name} has no Residual-Gated blocks that can be removed: compress works "
+            "on gated nets (GResNet, GWideResNet, GResNetFC, GPlainNet); gate a pre-activation "
+            "ResNet, Wide ResNet or residual FC net first with keras_gated.gate(model) and "
+            "compress the gated twin.")
+
+
+def compressible_blocks(model: keras.Model) -> list[str]:
+    """The blocks of ``model`` itself whose Residual Gate can be closed and the block
+    pruned to the identity, in model order (an ungated net has none)."""
+    gated = gated_blocks(model)
+    return [name for name in removable_blocks(model)
+            if name in gated and residual_gate_of(gated[name]) is not None
+            and residual_gate_of(gated[name]).gate in ("relu", "identity")]
+
+
+@keras.saving.register_keras_serializable(package="keras_gated")
+class GatePressure(keras.regularizers.Regularizer):
+    """L1 pressure on one gate: λ·g(k), g = relu (λ·|k| for the identity gate)."""
+
+    def __init__(self, strength: float, gate: str = "relu") -> None:
+        self.strength = float(strength)
+        self.gate = gate
+
+    def __call__(self, k):
+        g = keras.ops.relu(k) if self.gate == "relu" else keras.ops.abs(k)
+        return self.strength * g
+
+    def get_config(self) -> dict:
+        return {"strength": self.strength, "gate": self.gate}
+
+
+def gate_openings(model: keras.Model, blocks: Sequence[str]) -> dict[str, float]:
+    """Block -> g(k) (the gate's value, not k)."""
+    layers = gated_blocks(model)
+    return {name: float(keras.ops.convert_to_numpy(residual_gate_of(layers[name]).gate_value()))
+            for name in blocks}
+
+
+def block_macs(model: keras.Model, blocks: Sequence[str]) -> dict[str, int]:
+    """Block -> the counted MACs its removal saves (blocks are independent: the savings add)."""
+    from keras_gated.flops import count_macs
+
+    total = count_macs(model)
+    return {name: total - count_macs(prune(model, [name])) for name in blocks}
+
+
+def check_budget(removed: Sequence[str], saved: dict[str, int], total: int, *,
+                 macs: float | None = None, blocks: int | None = None) -> list[str]:
+    """``removed`` (blocks named by the caller), refused unless it meets the budget."""
+    left = total - sum(saved[name] for name in removed)
+    if blocks is not None and len(removed) != blocks:
+        raise ValueError(f"remove= names {len(removed)} blocks but the budget is blocks={blocks}: "
+                         "name as many as the budget asks.")
+    if macs is not None and left > macs * total:
+        raise ValueError(f"Removing {', '.join(removed)} leaves {left / total:.3f} of the MACs, "
+                         f"above the budget macs={macs}: name more blocks or raise the budget.")
+    return list(removed)
+
+
+def choose_blocks(order: Sequence[str], saved: dict[str, int], total: int, *,
+                  macs: float | None = None, blocks: int | None = None) -> list[str]:
+    """The first blocks of ``order`` that meet the budget: ``blocks`` of them, or as many
+    as it takes for the counted MACs to fall to ``macs`` × ``total`` or below."""
+    if blocks is not None:
+        if blocks > len(order):
+            raise ValueError(f"blocks={blocks} asks for more than the {len(order)} removable "
+                             "blocks of this net: ask for fewer.")
+        return list(order[:blocks])
+    chosen, remaining = [], total
+    for name in order:
+        if remaining <= macs * total:
+            break
+        chosen.append(name)
+        remaining -= saved[name]
+    if remaining > macs * total:
+        raise ValueError(f"macs={macs} is out of reach: removing all {len(order)} removable "
+                         f"blocks leaves {remaining / total:.3f} of the MACs; ask for "
+                         f"macs >= {math.ceil(remaining / total * 1000) / 1000}.")
+    return chosen
+
+
+@dataclass
+class CompressionResult:
+    """What ``compress`` returns: ``model, record = compress(...)`` unpacks it.
+
+    ``gated`` is the gated net (after the pressure phase) with the removed blocks'
+    g(k) = 0: ``prune(gated, record["removed"])`` computes exactly what it computes, and
+    ``before_finetune`` is that pruned net before fine-tuning.
+    """
+
+    model: keras.Model
+    record: dict[str, Any]
+    gated: keras.Model = field(repr=False)
+    before_finetune: keras.Model = field(repr=False)
+
+    def __iter__(self):
+        return iter((self.model, self.record))
+
+
+def _copy(model: keras.Model) -> keras.Model:
+    """A separate model with the same config and weights (``model`` stays untouched)."""
+    copy = model.__class__.from_config(model.get_config())
+    copy.set_weights(model.get_weights())
+    copy.class_names = getattr(model, "class_names", None)
+    return copy
+
+
+def _from_logits(model: keras.Model) -> bool:
+    try:
+        activation = model.get_layer("predictions").activation
+    except ValueError:
+        return False
+    return getattr(activation, "__name__", "") != "softmax"
+
+
+class _Augmented(keras.utils.PyDataset):
+    """Shuffled batches of raw images with a random horizontal flip and a random crop of
+    the image padded by 4 pixels (the CIFAR recipe), drawn from one seeded generator."""
+
+    def __init__(self, x: np.ndarray, y: np.ndarray, batch_size: int, seed: int) -> None:
+        super().__init__()
+        self.x, self.y, self.batch_size = x, np.asarray(y), batch_size
+        self.rng = np.random.default_rng(seed)
+        self.order = self.rng.permutation(len(x))
+
+    def __len__(self) -> int:
+        return math.ceil(len(self.x) / self.batch_size)
+
+    def __getitem__(self, index: int):
+        chosen = self.order[index * self.batch_size:(index + 1) * self.batch_size]
+        images = self.x[chosen].copy()
+        flip = self.rng.random(len(images)) < 0.5
+        images[flip] = images[flip, :, ::-1]
+        h, w = images.shape[1:3]
+        padded = np.pad(images, ((0, 0), (4, 4), (4, 4), (0, 0)), mode="reflect")
+        for i, (dy, dx) in enumerate(self.rng.integers(0, 9, size=(len(images), 2))):
+            images[i] = padded[i, dy:dy + h, dx:dx + w]
+        return images, self.y[chosen]
+
+    def on_epoch_end(self) -> None:
+        self.order = self.rng.permutation(len(self.x))
+
+
+def _fit(model: keras.Model, data, *, epochs: int, batch_size: int, learning_rate: float,
+         augment: bool, seed: int, verbose: int) -> list[dict]:
+    """Plain ``fit`` with SGD (momentum 0.9, Nesterov) on ``data``: ``(x, y)`` arrays or
+    anything ``fit`` takes as ``x``; returns one dict of metrics per epoch."""
+    if epochs == 0:
+        return []
+    model.compile(
+        optimizer=keras.optimizers.SGD(learning_rate, momentum=0.9, nesterov=True),
+        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=_from_logits(model)),
+        metrics=["accuracy"],
+    )
+    if isinstance(data, (tuple, list)):
+        x, y = data
+        if augment and np.ndim(x) == 4:
+            history = model.fit(_Augmented(x, y, batch_size, seed), epochs=epochs, verbose=verbose)
+        else:
+            history = model.fit(x, y, batch_size=batch_size, epochs=epochs, shuffle=True,
+                                verbose=verbose)
+    else:
+        history = model.fit(data, epochs=epochs, verbose=verbose)
+    names = list(history.history)
+    return [{n: float(history.history[n][e]) for n in names} for e in range(len(history.epoch))]
+
+
+def apply_pressure(model: keras.Model, data, blocks: Sequence[str], *, strength: float,
+                   epochs: int, **fit_args: Any) -> list[dict]:
+    """Train ``model`` in place under ``GatePressure(strength)`` on the gates of ``blocks``;
+    the penalty is taken off afterwards (nothing of it is saved with the model)."""
+    layers = gated_blocks(model)
+    gates = [residual_gate_of(layers[name]) for name in blocks]
+    for gate in gates:
+        gate.k.regularizer = GatePressure(strength, gate.gate)
+    try:
+        return _fit(model, data, epochs=epochs, **fit_args)
+    finally:
+        for gate in gates:
+            gate.k.regularizer = None
+
+
+def compress(
+    model: keras.Model,
+    data,
+    *,
+    macs: float | None = None,
+    blocks: int | None = None,
+    epochs: int = 5,
+    pressure_epochs: int | None = None,
+    strength: float = 1e-2,
+    baseline: str | None = None,
+    remove: Sequence[str] | None = None,
+    batch_size: int = 128,
+    learning_rate: float = 0.01,
+    augment: bool = False,
+    seed: int = 0,
+    verbose: int = 0,
+) -> CompressionResult:
+    """A smaller net from a gated one, at a budget, by gate-guided block removal.
+
+    Args:
+        model: a gated net with removable blocks (``compressible_blocks``); left untouched.
+        data: the training data: ``(x, y)`` arrays (raw 0-255 images, integer labels), or
+            anything ``fit`` takes as ``x`` (a ``tf.data.Dataset``, a ``PyDataset``).
+        macs: the budget as a fraction of the source's counted MACs (0.5: at most half).
+        blocks: the budget as a number of blocks to remove (give ``macs`` or ``blocks``).
+        epochs: fine-tuning epochs of the smaller net (0: none).
+        pressure_epochs: epochs under the gate pressure (default ``epochs``).
+        strength: λ of the pressure λ·Σ g(k) (per gate, added to the mean cross-entropy).
+        baseline: None for the method; ``"lowest"`` (lowest g(k) of the source, no
+            pressure), ``"random"`` (seeded random blocks) or ``"scratch"`` (the smaller
+            architecture the method chooses, freshly initialised, trained
+            ``pressure_epochs + epochs``).
+        remove: the blocks to remove, chosen by the caller (e.g. those of an earlier
+            run, so that ``"scratch"`` trains exactly that architecture); they must meet
+            the budget, and no pressure phase runs to choose them.
+        batch_size, learning_rate: of SGD (momentum 0.9, Nesterov), both phases.
+        augment: random flips and padded crops of ``(x, y)`` images during training.
+        seed: seeds Keras (initialisation, shuffling), the random baseline and augmentation.
+    Returns:
+        ``CompressionResult``: the smaller model and a record (blocks removed, g(k) of
+        every removable block before and after the pressure, MACs before and after).
+    """
+    from keras_gated.flops import count_macs
+
+    if (macs is None) == (blocks is None):
+        raise ValueError("Give one budget: macs=<fraction of the source MACs> or blocks=<count>.")
+    if macs is not None and not 0 < macs < 1:
+        raise ValueError(f"macs={macs} must be a fraction between 0 and 1 (0.5: half the MACs).")
+    if blocks is not None and blocks < 1:
+        raise ValueError(f"blocks={blocks} must be at least 1.")
+    if baseline is not None and baseline not in BASELINES:
+        raise ValueError(f"Unknown baseline {baseline!r}; choose one of {', '.join(BASELINES)}.")
+    if epochs < 0 or (pressure_epochs is not None and pressure_epochs < 0):
+        raise ValueError("epochs and pressure_epochs must be 0 or more.")
+    candidates = compressible_blocks(model)
+    if not candidates:
+        raise ValueError(not_compressible(model))
+    pressure_epochs = epochs if pressure_epochs is None else pressure_epochs
+    keras.utils.set_random_seed(seed)
+    fit_args = dict(batch_size=batch_size, learning_rate=learning_rate, augment=augment,
+                    seed=seed, verbose=verbose)
+
+    work = _copy(model)
+    total = count_macs(work)
+    saved = block_macs(work, candidates)
+    before = gate_openings(work, candidates)
+    history: dict[str, list[dict]] = {}
+    pressed = baseline in (None, "scratch") and remove is None
+    if pressed:  # the method's phase; for "scratch" it only chooses the architecture
+        history["pressure"] = apply_pressure(work, data, candidates, strength=strength,
+                                             epochs=pressure_epochs, **fit_args)
+    after = gate_openings(work, candidates)
+    if remove is not None:
+        unknown = [name for name in remove if name not in candidates]
+        if unknown:
+            raise ValueError(f"Block {unknown[0]!r} cannot be removed; removable blocks: "
+                             f"{', '.join(candidates)}.")
+        removed = check_budget(list(dict.fromkeys(remove)), saved, total, macs=macs, blocks=blocks)
+    elif baseline == "random":
+        order = [candidates[i] for i in np.random.default_rng(seed).permutation(len(candidates))]
+        removed = choose_blocks(order, saved, total, macs=macs, blocks=blocks)
+    else:  # by increasing g(k); ties in model order
+        order = sorted(candidates, key=lambda n: (after[n], candidates.index(n)))
+        removed = choose_blocks(order, saved, total, macs=macs, blocks=blocks)
+    for name in removed:
+        gate = residual_gate_of(gated_blocks(work)[name])
+        gate.k.assign(gate.removal_k())
+    smaller = prune(work, removed, name=model.name)
+    before_finetune = _copy(smaller)
+    train_epochs = epochs
+    if baseline == "scratch":  # the same architecture, new weights, the total epochs
+        smaller = smaller.__class__.from_config(smaller.get_config())
+        smaller.class_names = getattr(model, "class_names", None)
+        train_epochs = pressure_epochs + epochs
+    history["finetune"] = _fit(smaller, data, epochs=train_epochs, **fit_args)
+    record = {
+        "method": baseline or METHOD,
+        "budget": {"macs": macs} if macs is not None else {"blocks": blocks},
+        "removed": removed,
+        "kept": [n for n in candidates if n not in removed],
+        "gates_before": before,
+        "gates_after_pressure": after,
+        "macs_before": int(total),
+        "macs_after": int(count_macs(smaller)),
+        "parameters_before": int(model.count_params()),
+        "parameters_after": int(smaller.count_params()),
+        "chosen_by": ("caller" if remove is not None else "random" if baseline == "random"
+                      else "lowest g(k) after pressure" if pressed else "lowest g(k) of the source"),
+        "pressure": {"strength": strength, "epochs": pressure_epochs if pressed else 0},
+        "finetune_epochs": train_epochs,
+        "batch_size": batch_size,
+        "learning_rate": learning_rate,
+        "augment": augment,
+        "seed": seed,
+        "history": history,
+    }
+    return CompressionResult(smaller, record, work, before_finetune)

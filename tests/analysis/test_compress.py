@@ -1,0 +1,214 @@
+"""Gate-guided compression: the pruned net computes exactly the gated net with the removed
+gates at 0, meets its budget, the pressure closes gates, and ``keras-gated compress``
+writes a folder that loads and evaluates to its card's accuracy."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+
+import keras
+import numpy as np
+import pytest
+
+import keras_gated as kg
+from keras_gated.analysis.compress import block_macs, compress, compressible_blocks
+from keras_gated.flops import count_macs
+from tests.helpers import make_image_folder, to_numpy
+
+
+def _data(shape, n=32, classes=3, seed=0):
+    rng = np.random.default_rng(seed)
+    return rng.uniform(0, 255, (n, *shape)).astype("float32"), rng.integers(0, classes, n)
+
+
+def _with_gates(model, values):
+    for variable, value in zip(kg.gating.gate_variables(model), values):
+        variable.assign(float(value))
+    return model
+
+
+def _fc(depth=6):
+    return kg.GResNetFC(depth, classes=3)
+
+
+def _conv():
+    return kg.GResNet(14, classes=3, input_shape=(8, 8, 3))
+
+
+@pytest.mark.parametrize("build, shape, pressure_epochs", [
+    (_conv, (8, 8, 3), 0),  # the gates as set below; compiling a conv net's training is slow
+    pytest.param(_conv, (8, 8, 3), 1, marks=pytest.mark.slow),
+    (_fc, (28, 28, 1), 1),
+])
+def test_the_pruned_net_equals_the_gated_net_with_the_removed_gates_at_zero(build, shape,
+                                                                            pressure_epochs):
+    model = _with_gates(build(), np.linspace(0.3, 1.7, 10))
+    x, y = _data(shape, n=16)
+    result = compress(model, (x, y), blocks=2, epochs=0, pressure_epochs=pressure_epochs,
+                      strength=0.1, batch_size=8, learning_rate=0.05)
+    removed = result.record["removed"]
+    gates = kg.gate_values(result.gated)
+    assert len(removed) == 2 and all(gates[name] <= 0 for name in removed)
+    assert not any(layer.name in removed for layer in result.model.layers)
+    expected = to_numpy(result.gated(x[:4], training=False))
+    np.testing.assert_allclose(to_numpy(result.model(x[:4], training=False)), expected,
+                               atol=1e-5, rtol=1e-5)
+    # The source net is left as it was.
+    assert list(kg.gate_values(model).values())[:3] == pytest.approx(np.linspace(0.3, 1.7, 10)[:3])
+
+
+def test_the_counted_macs_meet_the_budget_with_no_block_more_than_needed():
+    model = _fc()
+    x, y = _data((28, 28, 1))
+    model_macs = count_macs(model)
+    model, record = compress(model, (x, y), macs=0.85, epochs=0, pressure_epochs=1, batch_size=16)
+    assert count_macs(model) == record["macs_after"] <= 0.85 * model_macs
+    assert record["macs_before"] == model_macs
+    saved = block_macs(_fc(), record["removed"])
+    assert model_macs - sum(saved[b] for b in record["removed"][:-1]) > 0.85 * model_macs
+
+
+def test_blocks_n_removes_n_blocks():
+    model = _fc()
+    x, y = _data((28, 28, 1))
+    smaller, record = compress(model, (x, y), blocks=2, epochs=1, pressure_epochs=0, batch_size=16)
+    assert len(record["removed"]) == 2
+    assert sorted(compressible_blocks(smaller) + record["removed"]) == sorted(compressible_blocks(model))
+    assert record["parameters_after"] < record["parameters_before"]
+
+
+def test_the_pressure_lowers_the_gates_and_closes_some():
+    x, y = _data((28, 28, 1), n=64)
+    runs = {strength: compress(_fc(), (x, y), blocks=1, epochs=0, pressure_epochs=2,
+                               strength=strength, batch_size=16, learning_rate=0.05).record
+            for strength in (0.0, 2.0)}
+    free, pressed = (runs[s]["gates_after_pressure"] for s in (0.0, 2.0))
+    assert sum(pressed.values()) < sum(free.values()) - 1.0
+    assert min(pressed.values()) == 0.0  # a ReLU gate pushed to k <= 0 is closed
+    assert all(pressed[b] < runs[2.0]["gates_before"][b] for b in pressed)
+
+
+def test_the_penalty_is_taken_off_after_the_pressure_phase():
+    x, y = _data((28, 28, 1), n=16)
+    result = compress(_fc(), (x, y), blocks=1, epochs=0, pressure_epochs=1, strength=1.0,
+                      batch_size=16)
+    assert all(v.regularizer is None for v in kg.gating.gate_variables(result.gated))
+    assert not result.gated.losses
+
+
+def test_baseline_lowest_takes_the_sources_lowest_gates_without_training_them():
+    model = _with_gates(_fc(), [0.9, 0.2, 0.5])
+    x, y = _data((28, 28, 1), n=16)
+    _, record = compress(model, (x, y), blocks=2, epochs=0, baseline="lowest")
+    assert record["removed"] == ["block2", "block3"]
+    assert record["gates_after_pressure"] == record["gates_before"]
+    assert record["pressure"]["epochs"] == 0
+
+
+def test_baseline_random_is_seeded_and_scratch_starts_afresh():
+    x, y = _data((28, 28, 1), n=16)
+    picks = [compress(_fc(), (x, y), blocks=2, epochs=0, baseline="random", seed=s).record["removed"]
+             for s in (3, 3, 4, 5, 6)]
+    assert picks[0] == picks[1] and len({tuple(p) for p in picks}) > 1
+    model = _fc()
+    result = compress(model, (x, y), blocks=1, epochs=0, pressure_epochs=0, baseline="scratch")
+    kernel = result.model.get_layer("predictions").kernel
+    assert not np.allclose(to_numpy(kernel), to_numpy(model.get_layer("predictions").kernel))
+
+
+def test_remove_names_the_blocks_and_must_meet_the_budget():
+    x, y = _data((28, 28, 1), n=8)
+    _, record = compress(_fc(), (x, y), blocks=2, epochs=0, baseline="scratch",
+                         remove=["block3", "block1"])
+    assert record["removed"] == ["block3", "block1"] and record["pressure"]["epochs"] == 0
+    with pytest.raises(ValueError, match="above the budget"):
+        compress(_fc(), (x, y), macs=0.8, epochs=0, remove=["block1"])
+    with pytest.raises(ValueError, match="cannot be removed"):
+        compress(_fc(), (x, y), blocks=1, epochs=0, remove=["dense"])
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"macs": 0.5, "blocks": 1}, "one budget"),
+    ({}, "one budget"),
+    ({"macs": 1.5}, "between 0 and 1"),
+    ({"blocks": 4}, "more than the 3 removable"),
+    ({"macs": 0.1}, "out of reach"),
+    ({"blocks": 1, "baseline": "best"}, "Unknown baseline"),
+])
+def test_impossible_requests_are_refused_in_one_sentence(kwargs, message):
+    x, y = _data((28, 28, 1), n=8)
+    with pytest.raises(ValueError, match=message):
+        compress(_fc(), (x, y), epochs=0, pressure_epochs=0, **kwargs)
+
+
+def test_a_net_without_removable_gated_blocks_is_told_how_to_gate_one_first():
+    model = kg.PreActResNet20(classes=3, input_shape=(8, 8, 3))
+    with pytest.raises(ValueError) as error:
+        compress(model, _data((8, 8, 3), n=8), blocks=1)
+    text = str(error.value)
+    assert "keras_gated.gate(model)" in text and "GResNet" in text and "\n" not in text
+    assert text.count(". ") == 0  # one sentence
+    gated = kg.gate(model)
+    assert compressible_blocks(gated)
+
+
+def _cli(*argv: str) -> tuple[int, str]:
+    from keras_gated.cli import main
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = main(list(argv))
+    return code, out.getvalue()
+
+
+@pytest.mark.parametrize("argv", [
+    ["compress", "gresnetfc2.x", "--dataset", "d", "--macs", "1.5", "--epochs", "1", "--out", "o"],
+    ["compress", "gresnetfc2.x", "--dataset", "d", "--macs", "0.5", "--blocks", "1",
+     "--epochs", "1", "--out", "o"],
+    ["compress", "gresnetfc2.x", "--dataset", "d", "--epochs", "1", "--out", "o"],
+    ["compress", "gresnetfc2.x", "--dataset", "d", "--blocks", "0", "--epochs", "1", "--out", "o"],
+])
+def test_cli_budgets_are_checked_while_parsing(argv):
+    from keras_gated.cli import build_parser
+
+    with pytest.raises(SystemExit) as exit_, contextlib.redirect_stderr(io.StringIO()):
+        build_parser().parse_args(argv)
+    assert exit_.value.code == 2
+
+
+def test_cli_refuses_an_out_folder_that_holds_files(tmp_path):
+    from keras_gated.cli import build_parser
+
+    (tmp_path / "kept.txt").write_text("x")
+    with pytest.raises(SystemExit), contextlib.redirect_stderr(io.StringIO()):
+        build_parser().parse_args(["compress", "gresnetfc2.x", "--dataset", "d", "--blocks", "1",
+                                   "--epochs", "1", "--out", str(tmp_path)])
+    assert (tmp_path / "kept.txt").read_text() == "x"
+
+
+@pytest.mark.slow
+def test_cli_writes_a_folder_that_loads_and_evaluates_to_its_card(tmp_path):
+    data = make_image_folder(tmp_path / "tiny")
+    source = tmp_path / "source"
+    keras.saving.save_model(kg.create_model("gresnetfc2", classes=2), source, zipped=False)
+    out = tmp_path / "out"
+    code, printed = _cli("compress", "gresnetfc2", "--weights", str(source), "--dataset", str(data),
+                         "--blocks", "1", "--epochs", "1", "--batch-size", "16", "--out", str(out))
+    assert code == 0, printed
+    metrics = json.loads((out / "metrics.json").read_text())
+    numbers = json.loads((out / "compression.json").read_text())
+    assert numbers["record"]["removed"] == ["block1"] == metrics["model_args"]["removed_blocks"]
+    assert numbers["measured"]["compressed"]["macs"] < numbers["measured"]["source"]["macs"]
+    assert (out / "tradeoff.png").stat().st_size > 1000
+    card = (out / "README.md").read_text()
+    assert "keras-gated compress gresnetfc2" in card and "block1" in card and "images / s" in card
+    x = np.asarray(np.random.default_rng(0).uniform(0, 255, (4, 28, 28, 1)), "float32")
+    loaded = keras.saving.load_model(out)
+    built = kg.create_model("gresnetfc2", weights=str(out), classes=2)
+    assert "block1" not in [layer.name for layer in built.layers]
+    np.testing.assert_allclose(to_numpy(built(x)), to_numpy(loaded(x)), atol=1e-6)
+    code, printed = _cli("evaluate", "gresnetfc2", "--weights", str(out), "--dataset", str(data))
+    assert code == 0
+    assert f"test accuracy: {metrics['test_accuracy']:.4f}" in printed
