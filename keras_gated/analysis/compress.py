@@ -158,32 +158,18 @@ def _from_logits(model: keras.Model) -> bool:
     return getattr(activation, "__name__", "") != "softmax"
 
 
-class _Augmented(keras.utils.PyDataset):
-    """Shuffled batches of raw images with a random horizontal flip and a random crop of
-    the image padded by 4 pixels (the CIFAR recipe), drawn from one seeded generator."""
-
-    def __init__(self, x: np.ndarray, y: np.ndarray, batch_size: int, seed: int) -> None:
-        super().__init__()
-        self.x, self.y, self.batch_size = x, np.asarray(y), batch_size
-        self.rng = np.random.default_rng(seed)
-        self.order = self.rng.permutation(len(x))
-
-    def __len__(self) -> int:
-        return math.ceil(len(self.x) / self.batch_size)
-
-    def __getitem__(self, index: int):
-        chosen = self.order[index * self.batch_size:(index + 1) * self.batch_size]
-        images = self.x[chosen].copy()
-        flip = self.rng.random(len(images)) < 0.5
-        images[flip] = images[flip, :, ::-1]
-        h, w = images.shape[1:3]
-        padded = np.pad(images, ((0, 0), (4, 4), (4, 4), (0, 0)), mode="reflect")
-        for i, (dy, dx) in enumerate(self.rng.integers(0, 9, size=(len(images), 2))):
-            images[i] = padded[i, dy:dy + h, dx:dx + w]
-        return images, self.y[chosen]
-
-    def on_epoch_end(self) -> None:
-        self.order = self.rng.permutation(len(self.x))
+def augmented(x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """A copy of the images ``x`` (N, H, W, C), each flipped left-right with probability
+    1/2 and cropped back to H × W at a random offset from the image reflect-padded by 4
+    pixels (the CIFAR recipe)."""
+    images = x.copy()
+    flip = rng.random(len(images)) < 0.5
+    images[flip] = images[flip, :, ::-1]
+    h, w = images.shape[1:3]
+    padded = np.pad(images, ((0, 0), (4, 4), (4, 4), (0, 0)), mode="reflect")
+    for i, (dy, dx) in enumerate(rng.integers(0, 9, size=(len(images), 2))):
+        images[i] = padded[i, dy:dy + h, dx:dx + w]
+    return images
 
 
 def _fit(model: keras.Model, data, *, epochs: int, batch_size: int, learning_rate: float,
@@ -197,17 +183,22 @@ def _fit(model: keras.Model, data, *, epochs: int, batch_size: int, learning_rat
         loss=keras.losses.SparseCategoricalCrossentropy(from_logits=_from_logits(model)),
         metrics=["accuracy"],
     )
-    if isinstance(data, (tuple, list)):
-        x, y = data
-        if augment and np.ndim(x) == 4:
-            history = model.fit(_Augmented(x, y, batch_size, seed), epochs=epochs, verbose=verbose)
-        else:
-            history = model.fit(x, y, batch_size=batch_size, epochs=epochs, shuffle=True,
-                                verbose=verbose)
-    else:
-        history = model.fit(data, epochs=epochs, verbose=verbose)
-    names = list(history.history)
-    return [{n: float(history.history[n][e]) for n in names} for e in range(len(history.epoch))]
+    if not isinstance(data, (tuple, list)):
+        history = model.fit(data, epochs=epochs, verbose=verbose).history
+        return [{n: float(v[e]) for n, v in history.items()} for e in range(epochs)]
+    x, y = data
+    if not (augment and np.ndim(x) == 4):
+        history = model.fit(x, y, batch_size=batch_size, epochs=epochs, shuffle=True,
+                            verbose=verbose).history
+        return [{n: float(v[e]) for n, v in history.items()} for e in range(epochs)]
+    # One augmented copy per epoch, drawn from one seeded generator: the same run gives
+    # the same images on every backend.
+    rng, rows = np.random.default_rng(seed), []
+    for epoch in range(epochs):
+        history = model.fit(augmented(x, rng), y, batch_size=batch_size, epochs=epoch + 1,
+                            initial_epoch=epoch, shuffle=True, verbose=verbose).history
+        rows.append({n: float(v[-1]) for n, v in history.items()})
+    return rows
 
 
 def apply_pressure(model: keras.Model, data, blocks: Sequence[str], *, strength: float,

@@ -73,10 +73,21 @@ def test_the_counted_macs_meet_the_budget_with_no_block_more_than_needed():
 def test_blocks_n_removes_n_blocks():
     model = _fc()
     x, y = _data((28, 28, 1))
-    smaller, record = compress(model, (x, y), blocks=2, epochs=1, pressure_epochs=0, batch_size=16)
+    smaller, record = compress(model, (x, y), blocks=2, epochs=2, pressure_epochs=0, batch_size=16,
+                               augment=True)
     assert len(record["removed"]) == 2
     assert sorted(compressible_blocks(smaller) + record["removed"]) == sorted(compressible_blocks(model))
     assert record["parameters_after"] < record["parameters_before"]
+
+
+def test_augmentation_flips_and_shifts_each_image_reproducibly():
+    from keras_gated.analysis.compress import augmented
+
+    x = _data((8, 8, 3), n=64)[0]
+    first, again = (augmented(x, np.random.default_rng(0)) for _ in range(2))
+    np.testing.assert_array_equal(first, again)
+    assert first.shape == x.shape and not np.array_equal(first, x)
+    assert np.isclose(first.mean(), x.mean(), rtol=0.05)  # moved pixels, not new ones
 
 
 def test_the_pressure_lowers_the_gates_and_closes_some():
