@@ -199,6 +199,20 @@ def test_cli_refuses_an_out_folder_that_holds_files(tmp_path):
     assert (tmp_path / "kept.txt").read_text() == "x"
 
 
+def test_cli_refuses_an_ungated_net_in_one_sentence_before_reading_data(tmp_path):
+    source = tmp_path / "source"
+    keras.saving.save_model(kg.create_model("preactresnet20"), source, zipped=False)
+    errors = io.StringIO()
+    with contextlib.redirect_stderr(errors):
+        code, _ = _cli("compress", "preactresnet20", "--weights", str(source), "--dataset",
+                       str(tmp_path / "no-data"), "--blocks", "1", "--epochs", "0",
+                       "--out", str(tmp_path / "out"))
+    assert code == 2
+    lines = [line for line in errors.getvalue().splitlines() if "error:" in line]
+    assert len(lines) == 1 and "keras_gated.gate(model)" in lines[0]
+    assert not (tmp_path / "out").exists()
+
+
 @pytest.mark.slow
 def test_cli_writes_a_folder_that_loads_and_evaluates_to_its_card(tmp_path):
     data = make_image_folder(tmp_path / "tiny")
