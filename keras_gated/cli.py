@@ -119,8 +119,8 @@ def _official_entry(cfg):
 def _cmd_publish(args: argparse.Namespace) -> int:
     import json
 
-    from keras_gated.pretrained.hub import publish
-    from keras_gated.pretrained.zoo_folder import pretrained_cfg_from_folder
+    from keras_gated.pretrained.hub import keras_hub_handle, publish
+    from keras_gated.pretrained.zoo_folder import KERAS_HUB_PRESET, pretrained_cfg_from_folder
     from keras_gated.registry.weights import write_cfg
 
     cfg = pretrained_cfg_from_folder(args.folder, hf_hub_id=args.repo_id)  # checks it first
@@ -129,6 +129,9 @@ def _cmd_publish(args: argparse.Namespace) -> int:
     cfg = dataclasses.replace(cfg, revision=commit)
     print(f"published {args.folder} to {cfg.hf_hub_id}")
     print(f"commit: {commit}")
+    if (Path(args.folder) / KERAS_HUB_PRESET).is_dir():
+        print(f"keras-hub preset: keras_hub.models.ImageClassifier.from_preset("
+              f"{keras_hub_handle(cfg.hf_hub_id)!r}) after `import keras_gated.keras_hub`")
     if official is not None:
         registered, source = official
         write_cfg(dataclasses.replace(registered, revision=commit), source)

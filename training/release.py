@@ -293,7 +293,9 @@ def check_preset_possible(model) -> None:
 
 def write_keras_hub_preset(weight_id: str, folder: Path) -> Path | None:
     """The release as a keras-hub ``ImageClassifier`` preset in ``folder/keras_hub``, for a
-    convolutional model when keras-hub is installed (None otherwise, with a line why)."""
+    convolutional model when keras-hub is installed (None otherwise, with a line why).
+    ``keras-gated publish`` sends it to the Hub repo ``<repo id>-keras-hub`` (and its task
+    files to the release repo's root), where keras-hub handles reach it."""
     if not kerashub_installed():
         print("keras-hub is not installed: no keras_hub/ preset written (pip install keras-hub)")
         return None

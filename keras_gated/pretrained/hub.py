@@ -2,11 +2,25 @@
 
 Downloads for ``weights=`` go through ``keras_gated.pretrained.sources``; this module
 holds the rest of the project's use of the Hub client.
+
+A release with a keras-hub preset (``keras_hub/`` in its zoo folder) is published as two
+repos, because keras-hub reads a preset from the root of a repo (``hf://org/name`` has no
+subfolder) and its ``config.json`` / ``model.weights.h5`` are the backbone's, while the
+release repo's are the whole Keras model that ``keras.saving.load_model`` reads:
+
+* ``org/<weight id>``: the zoo folder, plus the preset's ``task.json`` and
+  ``task.weights.h5`` at its root, so that ``keras_hub.models.ImageClassifier.
+  from_preset("hf://org/<weight id>")`` works too (the backbone's weights are read from
+  the model's own ``model.weights.h5``, whose layers carry the same names);
+* ``org/<weight id>-keras-hub``: the preset alone, at its root, for every keras-hub
+  loader (``Backbone.from_preset`` included).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 from keras_gated.pretrained.config import HUB_ORG
@@ -19,7 +33,7 @@ from keras_gated.pretrained.sources import (
     parse_hf_ref,
     unreachable_message,
 )
-from keras_gated.pretrained.zoo_folder import check_zoo_folder
+from keras_gated.pretrained.zoo_folder import KERAS_HUB_PRESET, check_zoo_folder
 
 
 def _api(token: str | None = None):
@@ -28,6 +42,60 @@ def _api(token: str | None = None):
     from keras_gated.version import __version__
 
     return HfApi(library_name="keras-gated", library_version=__version__, token=token)
+
+
+KERAS_HUB_SUFFIX = "-keras-hub"  # the repo of a release's keras-hub preset
+TASK_FILES = ("task.json", "task.weights.h5")  # the preset's task, also at the release root
+
+
+def keras_hub_repo_id(repo_id: str) -> str:
+    """The Hub repo that holds the keras-hub preset of the release in ``repo_id``
+    (``keras-gated/gresnet20.cifar10`` -> ``keras-gated/gresnet20.cifar10-keras-hub``)."""
+    return f"{repo_id}{KERAS_HUB_SUFFIX}"
+
+
+def keras_hub_handle(repo_id: str) -> str:
+    """The handle that keras-hub's ``from_preset`` loads the release's preset from."""
+    return f"{HF_PREFIX}{keras_hub_repo_id(repo_id)}"
+
+
+def repo_layouts(folder: Path, files: list[str]) -> tuple[dict[str, Path], dict[str, Path]]:
+    """``(release, preset)``: ``{path in the repo: file}`` of the release repo and of its
+    keras-hub preset repo (empty without a ``keras_hub/`` preset in the folder)."""
+    preset = {name.removeprefix(KERAS_HUB_PRESET): folder / name
+              for name in files if name.startswith(KERAS_HUB_PRESET)}
+    release = {name: folder / name for name in files if not name.startswith(KERAS_HUB_PRESET)}
+    if preset:
+        release.update({name: preset[name] for name in TASK_FILES if name in preset})
+    return release, preset
+
+
+def preset_card(repo_id: str, weight_id: str) -> str:
+    """The model card of a keras-hub preset repo: what it is and how to load it."""
+    return (f"---\nlibrary_name: keras-hub\ntags:\n- keras-gated\n---\n\n"
+            f"# {weight_id} as a keras-hub preset\n\n"
+            f"The keras-hub `ImageClassifier` preset of [{repo_id}](https://huggingface.co/{repo_id}) (its card "
+            "has the training record); the classifier outputs logits.\n\n"
+            "```python\nimport keras_hub\nimport keras_gated.keras_hub  # registers the classes\n\n"
+            f"classifier = keras_hub.models.ImageClassifier.from_preset(\"{keras_hub_handle(repo_id)}\")\n"
+            f"backbone = keras_hub.models.Backbone.from_preset(\"{keras_hub_handle(repo_id)}\")\n```\n")
+
+
+def _upload(api, repo_id: str, layout: dict[str, Path], message: str, private: bool) -> str:
+    """Make the ``main`` revision of ``repo_id`` exactly ``layout`` (the Hub's
+    ``.gitattributes`` stays) and return its commit id."""
+    import shutil
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as staging:
+        for name, source in layout.items():
+            target = Path(staging, name)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(source, target)
+        api.create_repo(repo_id, exist_ok=True, private=private)
+        info = api.upload_folder(repo_id=repo_id, folder_path=staging, commit_message=message,
+                                 delete_patterns="*")
+    return info.oid
 
 
 def publish(
@@ -43,7 +111,9 @@ def publish(
     Creates the repo if needed. The new revision holds exactly the release files that
     ``check_zoo_folder`` lists (a folder with a symbolic link or any other file is
     refused; files of the previous revision that the folder no longer has are deleted;
-    the Hub's ``.gitattributes`` stays). ``repo_id`` defaults to ``keras-gated/<folder name>``;
+    the Hub's ``.gitattributes`` stays), its keras-hub preset aside: that goes to the root
+    of ``keras_hub_repo_id(repo_id)``, and its task files also to the root of ``repo_id``
+    (see the module's docstring). ``repo_id`` defaults to ``keras-gated/<folder name>``;
     the token comes from ``token``, ``HF_TOKEN`` or ``hf auth login``.
     """
     folder = Path(folder)
@@ -52,22 +122,33 @@ def publish(
     parse_hf_ref(repo_id)
     from huggingface_hub.errors import HfHubHTTPError
 
+    release, preset = repo_layouts(folder, files)
+    message = commit_message or f"Publish {folder.name} with keras-gated"
     api = _api(token)
+    target = repo_id
     try:
-        api.create_repo(repo_id, exist_ok=True, private=private)
-        info = api.upload_folder(
-            repo_id=repo_id,
-            folder_path=folder,
-            allow_patterns=files,
-            commit_message=commit_message or f"Publish {folder.name} with keras-gated",
-            delete_patterns="*",
-        )
+        commit = _upload(api, repo_id, release, message, private)
+        if preset:
+            target = keras_hub_repo_id(repo_id)
+            with _card_file(preset_card(repo_id, folder.name)) as card:
+                _upload(api, target, {**preset, "README.md": card}, message, private)
     except HfHubHTTPError as error:
         status = getattr(getattr(error, "response", None), "status_code", None)
         if status in (401, 403):
-            raise HubAuthError(_refused_token(repo_id, status, token)) from None
+            raise HubAuthError(_refused_token(target, status, token)) from None
         raise
-    return info.oid
+    return commit
+
+
+@contextlib.contextmanager
+def _card_file(text: str) -> Iterator[Path]:
+    """``text`` in a temporary file, for the time of the block."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder, "README.md")
+        path.write_text(text)
+        yield path
 
 
 class HubDownloadError(OSError):

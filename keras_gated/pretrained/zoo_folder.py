@@ -519,7 +519,8 @@ def check_zoo_folder(folder: str | os.PathLike) -> list[str]:
     """The files of a zoo folder, checked: no symbolic link anywhere in it, the required
     files exist, every other file is one of ``OPTIONAL_FILES`` (the training log, the
     keras-hub preset ``keras_hub/`` written by ``training.release`` for convolutional
-    nets), metrics.json follows the schema. Publishing uploads exactly this list."""
+    nets), metrics.json follows the schema. Publishing uploads exactly this list (the preset
+    to a repo of its own: ``keras_gated.pretrained.hub``)."""
     folder = Path(folder)
     if folder.is_symlink() or not folder.is_dir():
         raise ValueError(f"{folder} is not a folder (a symbolic link is not published): "
