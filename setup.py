@@ -7,6 +7,11 @@ says which files go into the wheel.
   is copied whole (same file names), so a wheel install loads them offline; larger ones
   come from the Hub. ``keras_gated.pretrained`` checks every bundled file against its
   registered sha256, as it does for every other source.
+* ``startup/keras_gated.pth`` and the module it imports, ``startup/_keras_gated_startup.py``,
+  at the top of the wheel (so in ``site-packages``): at interpreter start they make Keras
+  register keras-gated's classes whenever it is imported, so ``keras.saving.load_model``
+  of a keras-gated save works without ``import keras_gated``. Editable installs do not
+  carry them.
 * Nothing else: ``training/``, ``tests/``, ``benchmarks/`` and ``examples/`` run from a
   source checkout only.
 
@@ -14,11 +19,16 @@ says which files go into the wheel.
 below.
 """
 
+import os
 from pathlib import Path
 
 from setuptools import find_namespace_packages, setup
+from setuptools.command.build_py import build_py
 
 ZOO = Path(__file__).resolve().parent / "zoo"
+STARTUP = Path(__file__).resolve().parent / "startup"
+# Installed at the top of site-packages, beside the package.
+STARTUP_FILES = ("keras_gated.pth", "_keras_gated_startup.py")
 # A zoo/<weight id>/ folder ships in the wheel when its files total at most this size.
 BUNDLE_CAP_BYTES = 5_000_000
 # The whole wheel must stay under this size (PyPI accepts up to 100 MB by default).
@@ -41,8 +51,18 @@ def bundled_checkpoints(zoo: Path = ZOO) -> list[str]:
     )
 
 
+class BuildPyWithStartup(build_py):
+    """``build_py``, plus ``STARTUP_FILES`` at the top of the build (so of the wheel)."""
+
+    def run(self) -> None:
+        super().run()
+        for name in STARTUP_FILES:
+            self.copy_file(str(STARTUP / name), os.path.join(self.build_lib, name))
+
+
 if __name__ == "__main__":  # also under pip's build backend, which runs this file as main
     setup(
+        cmdclass={"build_py": BuildPyWithStartup},
         packages=[
             *find_namespace_packages(include=["keras_gated", "keras_gated.*"]),
             "keras_gated._zoo",

@@ -10,26 +10,31 @@ When Keras is imported from inside a keras-gated module (``import keras_gated.la
 first), registering at that moment would import modules that are themselves half
 imported. The finder also follows the package's own module imports and registers only
 once none of them is running, i.e. when the outermost one has finished.
+
+The wheel's ``keras_gated.pth`` loads this module at every interpreter start (see
+``startup/_keras_gated_startup.py``), so it imports only what is already imported then:
+the finder and the loader follow the import protocols without ``importlib.abc``'s base
+classes (which import ``importlib.resources``, tens of milliseconds), and the lock is
+``_thread``'s.
 """
 
 from __future__ import annotations
 
-import importlib.abc
-import importlib.machinery
+import _thread
+import importlib  # for the annotations only: importlib.abc is not imported
 import sys
-import threading
-from collections.abc import Callable, Sequence
+from _collections_abc import Callable, Sequence  # collections.abc, imported at start
 from types import ModuleType
 
 PACKAGE = "keras_gated"
 WATCHED = "keras"
 
 
-class _AfterExec(importlib.abc.Loader):
+class _AfterExec:
     """Wraps a module's loader: runs ``after`` once the module has executed, and puts the
     original loader back on the module."""
 
-    def __init__(self, loader: importlib.abc.Loader, hook: "RegistrationHook") -> None:
+    def __init__(self, loader: importlib.abc.Loader, hook: RegistrationHook) -> None:
         self.loader = loader
         self.hook = hook
 
@@ -53,7 +58,7 @@ class _AfterExec(importlib.abc.Loader):
         self.hook.maybe_register()
 
 
-class RegistrationHook(importlib.abc.MetaPathFinder):
+class RegistrationHook:
     """A ``sys.meta_path`` finder that calls ``register`` once Keras is imported and no
     keras-gated module is half imported; it removes itself when it has."""
 
@@ -61,7 +66,7 @@ class RegistrationHook(importlib.abc.MetaPathFinder):
         self.register = register
         self.running = 0  # modules being executed through this finder
         self.done = False
-        self._lock = threading.RLock()
+        self._lock = _thread.RLock()
 
     def find_spec(self, fullname: str, path: Sequence[str] | None = None,
                   target: ModuleType | None = None) -> importlib.machinery.ModuleSpec | None:

@@ -33,6 +33,8 @@ ROOT = Path(__file__).resolve().parents[1]
 # setup.py's caps and bundle list (run under another name than __main__: no build).
 SETUP = runpy.run_path(str(ROOT / "setup.py"), run_name="setup_constants")
 DEMO_ID = "gresnet20.cifar10"
+# Installed beside the package: they register its classes whenever Keras is imported.
+STARTUP_FILES = set(SETUP["STARTUP_FILES"])
 NOT_COPIED = shutil.ignore_patterns(
     ".git", "build", "dist", "*.egg-info", "__pycache__", ".pytest_cache", ".venv", "venv", "runs"
 )
@@ -69,17 +71,21 @@ def installed(wheel: Path) -> Path:
     return target
 
 
-def _python_outside(target: Path, code: list[str], tmp_path: Path) -> subprocess.CompletedProcess:
-    """Run ``python -S <code>`` in ``tmp_path`` with the install in ``target`` first on the
-    path, then this environment's site-packages as plain paths: ``-S`` keeps their ``.pth``
-    files (e.g. an editable install of this checkout) from running. Offline, with an
-    empty Hugging Face cache and no ``$KERAS_GATED_ZOO``."""
+def _python_outside(target: Path | None, code: list[str], tmp_path: Path) -> subprocess.CompletedProcess:
+    """Run ``python -S <code>`` in ``tmp_path`` with the install in ``target`` (if any)
+    first on the path, then this environment's site-packages as plain paths: ``-S`` keeps
+    their ``.pth`` files (e.g. an editable install of this checkout) from running. Offline,
+    with an empty Hugging Face cache and no ``$KERAS_GATED_ZOO``."""
     site_packages = dict.fromkeys(sysconfig.get_paths()[k] for k in ("purelib", "platlib"))
+    if target is None:
+        target_paths = []
+    else:
+        target_paths = [str(target)]
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("HF_", "HUGGING", "KERAS_GATED", "PYTHON"))}
     (tmp_path / "hf_home").mkdir()
     env.update(
-        PYTHONPATH=os.pathsep.join([str(target), *site_packages]),
+        PYTHONPATH=os.pathsep.join([*target_paths, *site_packages]),
         HF_HOME=str(tmp_path / "hf_home"),
         HF_HUB_OFFLINE="1",
         KERAS_BACKEND=keras.backend.backend(),
@@ -98,7 +104,8 @@ def test_wheel_holds_keras_gated_and_the_bundled_checkpoints_only(wheel):
             for weight_id in SETUP["bundled_checkpoints"]()
         }
     top_level = {name.split("/")[0] for name in names}
-    assert top_level == {"keras_gated", wheel.name.split("-py")[0] + ".dist-info"}, top_level
+    assert top_level == {"keras_gated", wheel.name.split("-py")[0] + ".dist-info",
+                         *STARTUP_FILES}, top_level
     assert "keras_gated/__init__.py" in names and "keras_gated/cli.py" in names
     assert any(n.startswith("keras_gated/assets/cifar10_demo/") for n in names)
 
@@ -180,3 +187,103 @@ def test_a_missing_optional_dependency_names_its_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "tensorflow_datasets", None)  # as if not installed
     with pytest.raises(datasets.DatasetNotFoundError, match=r"pip install 'keras-gated\[data\]'"):
         datasets.load("mnist", "test", download=False)
+
+
+# ------------------------------------- keras.saving.load_model without `import keras_gated`
+
+LOAD_WITHOUT_IMPORT = """
+import site, sys
+{add_site}
+assert "keras" not in sys.modules and "keras_gated" not in sys.modules
+import keras, numpy as np
+model = keras.saving.load_model({folder!r})
+np.testing.assert_allclose(model.predict(np.load({x!r}), verbose=0), np.load({expected!r}),
+                           atol=1e-5)
+print(type(model).__name__, sys.modules["keras_gated"].__file__)
+"""
+
+
+@pytest.fixture(scope="module")
+def saved_and_expected(installed: Path, tmp_path_factory) -> dict:
+    """A keras-gated save folder (the wheel's bundled release), images, and the
+    predictions this process (keras_gated imported) gets from it, as files."""
+    import numpy as np
+
+    import keras_gated  # noqa: F401  (registers the classes here)
+    from tests.helpers import images, to_numpy
+
+    folder = installed / "keras_gated" / "_zoo" / DEMO_ID
+    tmp = tmp_path_factory.mktemp("load_without_import")
+    x = images(4, seed=3)
+    np.save(tmp / "x.npy", x)
+    np.save(tmp / "expected.npy", to_numpy(keras.saving.load_model(folder).predict(x, verbose=0)))
+    return {"folder": str(folder), "x": str(tmp / "x.npy"), "expected": str(tmp / "expected.npy")}
+
+
+def test_installed_wheel_lets_keras_load_its_saves_without_the_import(
+        installed, saved_and_expected, tmp_path):
+    """As a user: ``import keras; keras.saving.load_model(folder)``, nothing else; the
+    wheel's ``keras_gated.pth`` runs as in any site-packages (``site.addsitedir``)."""
+    code = LOAD_WITHOUT_IMPORT.format(add_site=f"site.addsitedir({str(installed)!r})",
+                                      **saved_and_expected)
+    result = _python_outside(None, ["-c", code], tmp_path)
+    assert result.returncode == 0, result.stderr[-4000:]
+    name, package = result.stdout.split()[-2:]
+    assert name == "GatedModel" and Path(package).is_relative_to(installed)
+
+
+def test_without_the_pth_keras_cannot_load_a_keras_gated_save(
+        installed, saved_and_expected, tmp_path):
+    """The same install on the path but its ``.pth`` not run: Keras does not know the
+    classes (what the ``.pth`` fixes)."""
+    code = LOAD_WITHOUT_IMPORT.format(add_site="", **saved_and_expected)
+    result = _python_outside(installed, ["-c", code], tmp_path)
+    assert result.returncode != 0
+    assert "Could not locate class 'GatedModel'" in result.stderr
+
+
+def test_the_pth_imports_nothing_heavy_at_start(installed, tmp_path):
+    code = ("import site, sys; before = set(sys.modules); "
+            f"site.addsitedir({str(installed)!r}); print(sorted(set(sys.modules) - before)); "
+            "print(type(sys.meta_path[0]).__name__)")
+    result = _python_outside(None, ["-c", code], tmp_path)
+    assert result.returncode == 0 and result.stderr == "", result.stderr[-4000:]
+    new_modules, finder = result.stdout.strip().splitlines()
+    allowed = {"_keras_gated_startup", "__future__", "importlib", "importlib._bootstrap",
+               "importlib._bootstrap_external", "importlib.machinery", "types", "warnings"}
+    assert set(eval(new_modules)) <= allowed, new_modules
+    assert finder == "RegistrationHook"
+
+
+def _site_copy(installed: Path, folder: Path, names: list[str]) -> Path:
+    """``folder`` holding copies of the named files of the install (same relative paths)."""
+    for name in names:
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(installed / name, folder / name)
+    return folder
+
+
+def test_the_pth_line_never_raises_without_keras_gated(installed, tmp_path):
+    """keras_gated removed (the .pth and its module left behind), or the module too: the
+    interpreter starts silently and Keras's import is untouched."""
+    for names in (["keras_gated.pth", "_keras_gated_startup.py"], ["keras_gated.pth"]):
+        site_dir = _site_copy(installed, tmp_path / f"site{len(names)}", names)
+        code = (f"import site, sys; site.addsitedir({str(site_dir)!r}); "
+                "print([type(f).__name__ for f in sys.meta_path])")
+        run_dir = tmp_path / f"run{len(names)}"
+        run_dir.mkdir()
+        result = _python_outside(None, ["-c", code], run_dir)
+        assert result.returncode == 0 and result.stderr == "", (names, result.stderr)
+        assert "RegistrationHook" not in result.stdout
+
+
+def test_a_broken_keras_gated_warns_once_and_keras_still_imports(installed, tmp_path):
+    site_dir = _site_copy(installed, tmp_path / "site",
+                          ["keras_gated.pth", "_keras_gated_startup.py", "keras_gated/_keras_hook.py"])
+    (site_dir / "keras_gated" / "__init__.py").write_text("raise RuntimeError('broken')\n")
+    code = f"import site; site.addsitedir({str(site_dir)!r}); import keras; print(keras.__name__)"
+    result = _python_outside(None, ["-W", "always", "-c", code], tmp_path)
+    assert result.returncode == 0, result.stderr[-4000:]
+    assert result.stdout.strip().endswith("keras")
+    assert result.stderr.count("keras-gated is installed but fails to import (RuntimeError: "
+                               "broken)") == 1, result.stderr[-4000:]
