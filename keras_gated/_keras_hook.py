@@ -67,18 +67,34 @@ class RegistrationHook:
         self.running = 0  # modules being executed through this finder
         self.done = False
         self._lock = _thread.RLock()
+        # Threads in the middle of this finder's search: another such finder on
+        # sys.meta_path (the wheel's startup one and the package's) asks this one in turn,
+        # which then answers None instead of asking that one again.
+        self._searching: set[int] = set()
 
     def find_spec(self, fullname: str, path: Sequence[str] | None = None,
                   target: ModuleType | None = None) -> importlib.machinery.ModuleSpec | None:
-        if self.done or not (fullname == WATCHED or fullname.startswith(PACKAGE + ".")):
+        thread = _thread.get_ident()
+        if (self.done or thread in self._searching
+                or not (fullname == WATCHED or fullname.startswith(PACKAGE + "."))):
             return None
-        for finder in sys.meta_path:
+        self._searching.add(thread)
+        try:
+            spec = self._find_elsewhere(fullname, path, target)
+        finally:
+            self._searching.discard(thread)
+        if spec is not None and spec.loader is not None and hasattr(spec.loader, "exec_module"):
+            spec.loader = _AfterExec(spec.loader, self)
+        return spec
+
+    def _find_elsewhere(self, fullname: str, path: Sequence[str] | None,
+                        target: ModuleType | None) -> importlib.machinery.ModuleSpec | None:
+        """The spec the other finders of ``sys.meta_path`` give, the first one found."""
+        for finder in list(sys.meta_path):
             if finder is self or not hasattr(finder, "find_spec"):
                 continue
             spec = finder.find_spec(fullname, path, target)
             if spec is not None:
-                if spec.loader is not None and hasattr(spec.loader, "exec_module"):
-                    spec.loader = _AfterExec(spec.loader, self)
                 return spec
         return None
 

@@ -132,3 +132,17 @@ def test_every_module_of_the_package_is_an_attribute_as_before():
                             timeout=300)
     assert result.returncode == 0, result.stderr[-2000:]
     assert "has no attribute 'no_such_module'" in result.stdout
+
+
+def test_two_registration_hooks_on_meta_path_ask_each_other_once(monkeypatch):
+    """The wheel's startup hook and the package's own can both be on ``sys.meta_path``:
+    each asks the other finders, the other hook included, without endless recursion."""
+    from keras_gated._keras_hook import RegistrationHook
+
+    first, second = RegistrationHook(lambda: None), RegistrationHook(lambda: None)
+    monkeypatch.setattr(sys, "meta_path", [first, second, *sys.meta_path])
+    assert first.find_spec("keras_gated.no_such_module") is None
+    spec = first.find_spec("keras_gated.version")
+    assert spec is not None and spec.name == "keras_gated.version"
+    assert type(spec.loader).__name__ == "_AfterExec"  # wrapped by both hooks
+    assert type(spec.loader.loader).__name__ == "_AfterExec"

@@ -96,3 +96,24 @@ def test_without_the_startup_files_keras_cannot_find_the_classes(tmp_path):
     result, _ = run_user_code(None, str(FOLDER), tmp_path)
     assert result.returncode != 0
     assert "Could not locate class 'GatedModel'" in result.stderr
+
+
+@pytest.mark.parametrize("code", [
+    "import keras_gated.layers; import keras_gated as kg; kg.GResNet20()",
+    "from keras_gated.models import GResNet20; GResNet20()",
+    "import keras_gated, keras",
+])
+def test_the_startup_hook_and_the_package_hook_work_together(site_dir, tmp_path, code):
+    """Importing keras-gated itself, in any order, with the startup hook already waiting:
+    the classes are registered once and neither hook is left on ``sys.meta_path``."""
+    paths = dict.fromkeys(sysconfig.get_paths()[k] for k in ("purelib", "platlib"))
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "KERAS_GATED"))}
+    env.update(PYTHONPATH=os.pathsep.join(paths), KERAS_BACKEND=keras.backend.backend())
+    check = ("import keras, sys; "
+             "print(keras.saving.get_registered_object('keras_gated>GatedModel').__name__, "
+             "[type(f).__name__ for f in sys.meta_path].count('RegistrationHook'))")
+    result = subprocess.run(
+        [sys.executable, "-S", "-c", f"import site; site.addsitedir({str(site_dir)!r}); {code}; {check}"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr[-4000:]
+    assert result.stdout.split()[-2:] == ["GatedModel", "0"]
