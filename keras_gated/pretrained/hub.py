@@ -18,9 +18,7 @@ release repo's are the whole Keras model that ``keras.saving.load_model`` reads:
 
 from __future__ import annotations
 
-import contextlib
 import os
-from collections.abc import Iterator
 from pathlib import Path
 
 from keras_gated.pretrained.config import HUB_ORG
@@ -72,18 +70,24 @@ def repo_layouts(folder: Path, files: list[str]) -> tuple[dict[str, Path], dict[
 
 def preset_card(repo_id: str, weight_id: str) -> str:
     """The model card of a keras-hub preset repo: what it is and how to load it."""
-    return (f"---\nlibrary_name: keras-hub\ntags:\n- keras-gated\n---\n\n"
-            f"# {weight_id} as a keras-hub preset\n\n"
-            f"The keras-hub `ImageClassifier` preset of [{repo_id}](https://huggingface.co/{repo_id}) (its card "
-            "has the training record); the classifier outputs logits.\n\n"
-            "```python\nimport keras_hub\nimport keras_gated.keras_hub  # registers the classes\n\n"
-            f"classifier = keras_hub.models.ImageClassifier.from_preset(\"{keras_hub_handle(repo_id)}\")\n"
-            f"backbone = keras_hub.models.Backbone.from_preset(\"{keras_hub_handle(repo_id)}\")\n```\n")
+    handle = keras_hub_handle(repo_id)
+    return (
+        "---\nlibrary_name: keras-hub\ntags:\n- keras-gated\n---\n\n"
+        f"# {weight_id} as a keras-hub preset\n\n"
+        f"The keras-hub `ImageClassifier` preset of [{repo_id}](https://huggingface.co/"
+        f"{repo_id}) (its card has the training record); the classifier outputs logits.\n\n"
+        "```python\nimport keras_hub\n"
+        "import keras_gated.keras_hub  # registers keras-gated's classes with Keras\n\n"
+        f'classifier = keras_hub.models.ImageClassifier.from_preset("{handle}")\n'
+        f'backbone = keras_hub.models.Backbone.from_preset("{handle}")\n```\n'
+    )
 
 
-def _upload(api, repo_id: str, layout: dict[str, Path], message: str, private: bool) -> str:
-    """Make the ``main`` revision of ``repo_id`` exactly ``layout`` (the Hub's
-    ``.gitattributes`` stays) and return its commit id."""
+def _upload(api, repo_id: str, layout: dict[str, Path], message: str, private: bool,
+            texts: dict[str, str] | None = None) -> str:
+    """Make the ``main`` revision of ``repo_id`` exactly ``layout`` plus ``texts``
+    (``{path in the repo: content}``; the Hub's ``.gitattributes`` stays) and return its
+    commit id."""
     import shutil
     import tempfile
 
@@ -92,6 +96,8 @@ def _upload(api, repo_id: str, layout: dict[str, Path], message: str, private: b
             target = Path(staging, name)
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(source, target)
+        for name, text in (texts or {}).items():
+            Path(staging, name).write_text(text)
         api.create_repo(repo_id, exist_ok=True, private=private)
         info = api.upload_folder(repo_id=repo_id, folder_path=staging, commit_message=message,
                                  delete_patterns="*")
@@ -130,8 +136,8 @@ def publish(
         commit = _upload(api, repo_id, release, message, private)
         if preset:
             target = keras_hub_repo_id(repo_id)
-            with _card_file(preset_card(repo_id, folder.name)) as card:
-                _upload(api, target, {**preset, "README.md": card}, message, private)
+            _upload(api, target, preset, message, private,
+                    texts={"README.md": preset_card(repo_id, folder.name)})
     except HfHubHTTPError as error:
         status = getattr(getattr(error, "response", None), "status_code", None)
         if status in (401, 403):
@@ -139,16 +145,6 @@ def publish(
         raise
     return commit
 
-
-@contextlib.contextmanager
-def _card_file(text: str) -> Iterator[Path]:
-    """``text`` in a temporary file, for the time of the block."""
-    import tempfile
-
-    with tempfile.TemporaryDirectory() as folder:
-        path = Path(folder, "README.md")
-        path.write_text(text)
-        yield path
 
 
 class HubDownloadError(OSError):
