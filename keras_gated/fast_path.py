@@ -34,15 +34,35 @@ PACKAGE = "keras_gated"
 
 class FastPathModel(Functional):
     """A Keras functional model whose ``jit_compile="auto"`` is the fast path here, and
-    which names the expected input shape in one sentence when called on a batch of the
-    wrong rank. ``keras_gated.models.gated_model.GatedModel``, the class every
-    constructor returns, builds on it."""
+    which names the expected input shape in one sentence when called, or asked to
+    predict or evaluate, on a batch of the wrong shape.
+    ``keras_gated.models.gated_model.GatedModel``, the class every constructor returns,
+    builds on it."""
 
     def __call__(self, *args, **kwargs):
         # Checked before Keras's call wrapper, which would append a dump of the array.
         if args:
-            check_input_rank(self, args[0])
+            check_input_shape(self, args[0])
         return super().__call__(*args, **kwargs)
+
+    # A compiled predict or test function is traced again with relaxed (None) dimensions
+    # for a batch of a new shape, so the check inside ``__call__`` no longer sees the
+    # image size: the concrete arrays are checked here, once per call, before any batch.
+    def predict(self, x, *args, **kwargs):
+        check_input_shape(self, x)
+        return super().predict(x, *args, **kwargs)
+
+    def predict_on_batch(self, x):
+        check_input_shape(self, x)
+        return super().predict_on_batch(x)
+
+    def evaluate(self, x=None, *args, **kwargs):
+        check_input_shape(self, x)
+        return super().evaluate(x, *args, **kwargs)
+
+    def test_on_batch(self, x, *args, **kwargs):
+        check_input_shape(self, x)
+        return super().test_on_batch(x, *args, **kwargs)
 
     def compile(self, *args, **kwargs):
         self._xla_predict = False  # set again below when jit_compile="auto" chooses it
@@ -111,16 +131,46 @@ def describe_text(model: keras.Model) -> str:
     return ", ".join(parts)
 
 
-def check_input_rank(model: keras.Model, inputs) -> None:
-    """One sentence, instead of a dump of the array, for a batch of the wrong rank."""
-    if len(model.inputs) != 1 or not hasattr(inputs, "shape"):
+def _shape_of(inputs) -> tuple | None:
+    """The shape of an array, a tensor or a ``tf.data.Dataset``'s images (None: unknown)."""
+    spec = getattr(inputs, "element_spec", None)
+    if spec is not None:  # a tf.data.Dataset of images or of (images, labels, ...)
+        if isinstance(spec, (tuple, list)):
+            spec = spec[0] if spec else None
+        inputs = spec
+    shape = getattr(inputs, "shape", None)
+    if shape is None:
+        return None
+    try:
+        return tuple(None if dim is None else int(dim) for dim in shape)
+    except (TypeError, ValueError):  # an unknown rank, or a symbolic dimension
+        return None
+
+
+def check_input_shape(model: keras.Model, inputs) -> None:
+    """One sentence naming the expected and the given shape, instead of a dump of the
+    array or a silent answer, for a batch of the wrong rank or image size."""
+    if len(model.inputs) != 1:
+        return
+    got = _shape_of(inputs)
+    if got is None:
         return
     expected = tuple(model.inputs[0].shape)
-    got = tuple(inputs.shape)
-    if len(got) != len(expected):
-        hint = ("add the batch axis (x[None])" if len(got) == len(expected) - 1 and
-                got == expected[1:] else "images are (batch, height, width, channels)")
-        raise ValueError(
-            f"{model.name} takes inputs of shape {expected} (None: any size), got an array of "
-            f"shape {got}: {hint}."
-        )
+    if len(got) == len(expected) and all(
+            e is None or g is None or e == g for e, g in zip(expected, got)):
+        return
+    if len(got) == len(expected) - 1 and got == expected[1:]:
+        hint = "add the batch axis (x[None])"
+    elif len(got) != len(expected):
+        hint = "images are (batch, height, width, channels)"
+    else:
+        hint = "resize the images (or rebuild the model with input_shape=) to match"
+    raise ValueError(
+        f"{model.name} takes inputs of shape {expected} (None: any size), got an array of "
+        f"shape {got}: {hint}."
+    )
+
+
+def check_input_rank(model: keras.Model, inputs) -> None:
+    """``check_input_shape`` (kept under its former name)."""
+    check_input_shape(model, inputs)
