@@ -39,13 +39,15 @@ import tempfile
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import keras
 import numpy as np
 
 from keras_gated.layers.block import Block, block_stages
-from keras_gated.models.family_spec import Converter, converters
+
+if TYPE_CHECKING:
+    from keras_gated.models.family_spec import Converter
 
 DEFAULT_BN_EPSILON = 1e-5
 IGNORED_SUFFIXES = ("num_batches_tracked",)
@@ -100,9 +102,7 @@ def read_source(source: str | os.PathLike | Mapping[str, Any] | Any) -> tuple[di
         if not path.is_file():
             raise FileNotFoundError(f"No state-dict file at {path}: pass a .pth, .pt or .safetensors file.")
         if path.suffix == ".safetensors":
-            from safetensors.numpy import load_file
-
-            source = load_file(str(path))
+            source = _safetensors_load(path)
         else:
             try:
                 import torch
@@ -111,7 +111,7 @@ def read_source(source: str | os.PathLike | Mapping[str, Any] | Any) -> tuple[di
                     f"Reading {path.name} needs PyTorch (pip install 'keras-gated[torch]'); "
                     "a .safetensors copy of the state dict loads without it."
                 ) from error
-            loaded = torch.load(str(path), map_location="cpu", weights_only=True)
+            loaded = _torch_load(torch, path)
             if isinstance(loaded, Mapping) and "state_dict" in loaded and isinstance(loaded["state_dict"], Mapping):
                 loaded = loaded["state_dict"]  # a training checkpoint that wraps the weights
             source = loaded
@@ -124,6 +124,59 @@ def read_source(source: str | os.PathLike | Mapping[str, Any] | Any) -> tuple[di
         name = key[len("module."):] if key.startswith("module.") else key  # DataParallel prefix
         arrays[name] = _to_numpy(value)
     return arrays, epsilon
+
+
+def _torch_load(torch: Any, path: Path) -> Any:
+    """``torch.load`` of tensors and plain containers only: a file that pickles other
+    objects is refused (unpickling them could run code), with what to do instead."""
+    import pickle
+
+    try:
+        return torch.load(str(path), map_location="cpu", weights_only=True)
+    except pickle.UnpicklingError as error:
+        if "Unsupported global" in str(error):  # torch refused an object, not the bytes
+            raise ConversionError(
+                f"{path} pickles objects other than tensors, which keras-gated does not load "
+                "(unpickling them could run code): save the weights alone, with "
+                "torch.save(model.state_dict(), ...) or as a .safetensors file, and convert "
+                "that."
+            ) from None
+        raise _unreadable(path, "PyTorch") from None
+    except (RuntimeError, EOFError, ValueError):
+        raise _unreadable(path, "PyTorch") from None
+
+
+def _unreadable(path: Path, kind: str) -> ConversionError:
+    return ConversionError(
+        f"{path} cannot be read as a {kind} file (truncated or damaged): pass an intact "
+        ".pth, .pt or .safetensors state dict."
+    )
+
+
+def _safetensors_load(path: Path) -> dict[str, np.ndarray]:
+    """The arrays of a ``.safetensors`` file; a damaged file is refused with its name."""
+    from safetensors.numpy import load_file
+
+    try:
+        return load_file(str(path))
+    except Exception as error:  # safetensors raises its own SafetensorError (no base class)
+        if isinstance(error, OSError):
+            raise
+        raise _unreadable(path, "safetensors") from None
+
+
+def check_tensor(key: str, array: np.ndarray, origin: str) -> None:
+    """Refuse a source tensor that is not floating point or holds NaN or infinity."""
+    if array.dtype.kind != "f":
+        raise ConversionError(
+            f"Tensor {key!r} of {origin} has dtype {array.dtype}, not a float type: pass "
+            "the float weights of the network (a quantised or integer copy does not convert)."
+        )
+    if not np.isfinite(array).all():
+        raise ConversionError(
+            f"Tensor {key!r} of {origin} holds NaN or infinite values: pass intact weights "
+            "(a training run that diverged, or a damaged file, gives these)."
+        )
 
 
 # -- building blocks of the families' key maps ----------------------------------------
@@ -174,6 +227,9 @@ def blocks_by_stage(model: keras.Model) -> list[tuple[int, int, Block]]:
 
 def source_layouts() -> dict[str, Converter]:
     """Every source layout the families declare, by name."""
+    # Imported here: the families' key maps import this module's building blocks.
+    from keras_gated.models.family_spec import converters
+
     return converters()
 
 
@@ -226,10 +282,19 @@ def load_state_dict(
         source: ``"torchvision"``, ``"wrn"`` or ``"fbresnet"``.
     """
     arrays, epsilon = read_source(state_dict)
-    return _load_arrays(model, arrays, epsilon, source)
+    return _load_arrays(model, arrays, epsilon, source, _origin(state_dict, source))
 
 
-def _load_arrays(model: keras.Model, arrays: Mapping[str, np.ndarray], epsilon: float, source: str) -> keras.Model:
+def _origin(state_dict: Any, source: str) -> str:
+    """How messages name the source: its file, else its layout."""
+    if isinstance(state_dict, (str, os.PathLike)):
+        return f"the {source} state dict {state_dict}"
+    return f"the {source} state dict"
+
+
+def _load_arrays(model: keras.Model, arrays: Mapping[str, np.ndarray], epsilon: float,
+                 source: str, origin: str | None = None) -> keras.Model:
+    origin = origin or f"the {source} state dict"
     plan: dict[str, Target] = {}
     for key, target in _converter(source).keys(model):
         if key in plan:  # a bug in a key map, never the user's
@@ -238,18 +303,19 @@ def _load_arrays(model: keras.Model, arrays: Mapping[str, np.ndarray], epsilon: 
     unknown = [k for k in arrays if k not in plan and not k.endswith(IGNORED_SUFFIXES)]
     if unknown:
         raise ConversionError(
-            f"Unknown key {unknown[0]!r} in the {source} state dict "
-            f"({len(unknown)} unknown in all): it has no counterpart in {model.name}. "
-            "Check the architecture (depth, width, shortcut type) and the source layout."
+            f"Unknown key {unknown[0]!r} in {origin} "
+            f"({len(unknown)} unknown in all), which has no counterpart in {model.name}: "
+            "check the architecture (depth, width, shortcut type) and the source layout."
         )
     missing = [k for k in plan if k not in arrays]
     if missing:
         raise ConversionError(
-            f"Missing key {missing[0]!r} in the {source} state dict ({len(missing)} missing "
+            f"Missing key {missing[0]!r} in {origin} ({len(missing)} missing "
             f"in all): {model.name} needs it."
         )
     converted = {}
     for key, target in plan.items():
+        check_tensor(key, arrays[key], origin)
         value = target.transform(arrays[key])
         expected = tuple(target.variable.shape)
         if tuple(value.shape) != expected:
@@ -302,7 +368,7 @@ def convert(
         for key, value in layout.model_kwargs(arrays).items():
             model_kwargs.setdefault(key, value)
     model = create_model(arch, **model_kwargs)
-    _load_arrays(model, arrays, epsilon, source)
+    _load_arrays(model, arrays, epsilon, source, _origin(state_dict, source))
     if out is not None:
         save_folder(model, out)
     return model

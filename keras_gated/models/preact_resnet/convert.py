@@ -14,6 +14,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 import keras
+import numpy as np
 
 from keras_gated.convert import (
     Target,
@@ -74,7 +75,10 @@ def infer_shortcut(arrays: Mapping[str, Any]) -> str:
 def fbresnet_kwargs(arrays: Mapping[str, Any]) -> dict:
     """The shortcut type, and the classifier's size from the last top-level bias."""
     kwargs = {"shortcut": infer_shortcut(arrays)}
-    biases = [k for k in arrays if k.count(".") == 1 and k.endswith(".bias") and arrays[k].ndim == 1]
+    # Top-level index paths only (``8.bias``); a named key such as ``fc.bias`` is not this
+    # layout's and is reported as unknown when the keys are matched.
+    biases = [k for k in arrays if k.count(".") == 1 and k.endswith(".bias")
+              and k.split(".")[0].isdigit() and np.ndim(arrays[k]) == 1]
     head = max(biases, key=lambda k: int(k.split(".")[0]), default=None)
     if head is not None:
         kwargs["classes"] = int(arrays[head].shape[0])
