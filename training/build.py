@@ -23,7 +23,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 FIELDS_IN_FINGERPRINT = ("model", "dataset", "epochs", "batch_size", "seed", "model_args",
-                         "validation_split", "lr", "clip_norm", "train_examples")
+                         "validation_split", "lr", "clip_norm", "train_examples",
+                         "validation_seeded")
 
 
 @dataclass(frozen=True)

@@ -62,8 +62,11 @@ run() {  # run BACKEND MODEL DATASET EPOCHS [NOTES [TWIN_WEIGHT_ID]]
     return 0  # released already
   fi
   log "start $id"
+  # A release trains on the whole training split, as its recipe's paper, and is the last
+  # epoch's model (nothing is selected on the validation data): --validation-split 0.
   KERAS_BACKEND=$backend python -m training.train --model "$model" --dataset "$dataset" \
-    --epochs "$epochs" --out "training/runs/$id" --verbose 2 >> "$LOG_DIR/$id.log" 2>&1
+    --epochs "$epochs" --validation-split 0 --out "training/runs/$id" --verbose 2 \
+    >> "$LOG_DIR/$id.log" 2>&1
   local code=$?
   log "exit $code $id"
   [ $code -eq 0 ] || return $code

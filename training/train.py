@@ -10,10 +10,13 @@ finished run it only reports. A launch with other settings neither resumes anoth
 backup nor rewrites a finished run: it is refused, naming the difference. While a run
 uses the folder, ``run.lock`` (an OS lock, gone with the process) refuses a second one.
 
-``best.keras`` is chosen on the validation data: the test split (the recipes have no
-validation split), or with ``--validation-split F`` the last fraction F of the training
-split, held out. ``metrics.json`` reports the *last* epoch's model, so no number in it
-is selected on the test set, and says which split ``val_*`` is (``val_split``).
+The ``val_*`` metrics and ``best.keras`` come from a validation split held out of the
+training data: a fraction F (``--validation-split F``, default 0.1) of the training
+examples drawn at random with ``--seed``, as ``python -m training.finetune`` does; the
+test split is evaluated once, at the end. ``--validation-split 0`` holds nothing out and
+validates on the test split (as runs started before the held-out default did; such a run
+in ``--out`` resumes with the validation it recorded). ``metrics.json`` reports the *last*
+epoch's model and says which split ``val_*`` is (``val_split``).
 
 ``--model-arg NAME=VALUE`` (repeatable) passes a constructor argument to the model
 (``k_init=0.5``, ``transform_bias=-3``), ``--lr`` replaces the recipe's base learning
@@ -52,7 +55,12 @@ STRATEGY_CHOICES = ("default", "mirrored", "multiworker", "tpu", "dataparallel")
 # The settings of a run recorded after the flags that give them were added, at their
 # values when the flag is not given: a fingerprint.json written before (that lacks them)
 # compares equal to a launch without those flags, so older runs still resume.
-FINGERPRINT_DEFAULTS = {"model_args": {}, "validation_split": None, "lr": None, "clip_norm": None}
+FINGERPRINT_DEFAULTS = {"model_args": {}, "validation_split": None, "lr": None, "clip_norm": None,
+                        "validation_seeded": False}
+
+# The fraction of the training examples held out (at random, with the seed) for val_* and
+# best.keras when --validation-split is not given.
+DEFAULT_VALIDATION_SPLIT = 0.1
 
 
 def fraction(text: str) -> float:
@@ -64,6 +72,48 @@ def fraction(text: str) -> float:
     if not 0.0 < value < 1.0:
         raise argparse.ArgumentTypeError(f"must be a fraction strictly between 0 and 1, got {text}")
     return value
+
+
+def validation_fraction(text: str) -> float:
+    """argparse type of ``--validation-split``: 0 (validate on the test split) or a
+    fraction strictly between 0 and 1."""
+    try:
+        if float(text) == 0.0:
+            return 0.0
+    except ValueError:
+        pass
+    try:
+        return fraction(text)
+    except argparse.ArgumentTypeError as error:
+        raise argparse.ArgumentTypeError(f"{error} (or 0: validate on the test split)") from None
+
+
+def resolve_validation(given: float | None, stored: dict | None) -> tuple[float | None, bool]:
+    """``(validation_split, seeded)`` of a launch with ``--validation-split given`` (None:
+    not given) on a folder whose run recorded ``stored`` (None: no run): the flag's
+    fraction (0: None, the test split), else the one a run recorded before the held-out
+    default (resumed as it started), else ``DEFAULT_VALIDATION_SPLIT``. A fraction held
+    out by this version is drawn at random (seeded); a run recorded before keeps its
+    last-fraction hold-out."""
+    recorded_before = stored is not None and "validation_seeded" not in stored
+    if given is None:
+        if recorded_before:
+            return stored.get("validation_split"), False
+        return DEFAULT_VALIDATION_SPLIT, True
+    if given == 0.0:
+        return None, False
+    if recorded_before and stored.get("validation_split") == given:
+        return given, False
+    return given, True
+
+
+def validation_of(args: argparse.Namespace) -> tuple[float | None, bool]:
+    """``(validation_split, seeded)`` of this launch: as ``run`` resolved it for its
+    ``--out``, else as for a new run."""
+    resolved = getattr(args, "resolved_validation", None)
+    if resolved is not None:
+        return resolved
+    return resolve_validation(getattr(args, "validation_split", None), None)
 
 
 def model_args(args: argparse.Namespace) -> dict:
@@ -95,9 +145,10 @@ def build_parser() -> argparse.ArgumentParser:
                    metavar="NAME=VALUE",
                    help="a model constructor argument (repeatable), VALUE a Python literal or "
                         "else a string: k_init=0.5, transform_bias=-2")
-    p.add_argument("--validation-split", type=fraction, metavar="FRACTION",
-                   help="hold out the last FRACTION of the training split as the validation "
-                        "data (val_* metrics, best.keras) instead of the test split")
+    p.add_argument("--validation-split", type=validation_fraction, metavar="FRACTION",
+                   help="training examples held out (at random, --seed) for val_* and "
+                        "best.keras (default 0.1); 0: none, validate on the test split; the "
+                        "test split is evaluated once, at the end")
     p.add_argument("--lr", type=positive_float, metavar="LR",
                    help="base learning rate instead of the recipe's (schedule shape unchanged)")
     p.add_argument("--clip-norm", type=positive_float, metavar="C",
@@ -125,8 +176,9 @@ def reproduce_command(args: argparse.Namespace, backend: str) -> str:
             parts += [f"--{flag.replace('_', '-')}", str(value)]
     for name, value in model_args(args).items():
         parts += ["--model-arg", format_model_arg(name, value)]
-    if getattr(args, "validation_split", None) is not None:
-        parts += ["--validation-split", str(args.validation_split)]
+    validation = validation_of(args)[0]
+    if validation != DEFAULT_VALIDATION_SPLIT:
+        parts += ["--validation-split", "0" if validation is None else f"{validation:g}"]
     if getattr(args, "lr", None) is not None:
         parts += ["--lr", str(args.lr)]
     if getattr(args, "clip_norm", None) is not None:
@@ -186,12 +238,21 @@ def fingerprint(args: argparse.Namespace, recipe, batch_size: int) -> dict:
                 "recipe": recipe_settings(recipe), "epochs": recipe.epochs,
                 "batch_size": batch_size, "seed": args.seed,
                 "model_args": model_args(args),
-                "validation_split": getattr(args, "validation_split", None),
+                "validation_split": validation_of(args)[0],
+                "validation_seeded": validation_of(args)[1],
                 "lr": getattr(args, "lr", None),
                 "clip_norm": getattr(args, "clip_norm", None)}
     if args.precision != "float32":
         settings["precision"] = args.precision
     return settings
+
+
+def recorded_settings(out: Path) -> dict | None:
+    """The settings a run in ``out`` recorded (its ``fingerprint.json``), None without one."""
+    from training.run_dir import FINGERPRINT_FILE, read_json
+
+    path = out / FINGERPRINT_FILE
+    return read_json(path) if path.is_file() else None
 
 
 def set_precision(precision: str) -> None:
@@ -235,7 +296,8 @@ def run_settings(args: argparse.Namespace) -> RunSettings:
                        epochs=args.epochs, batch_size=args.batch_size,
                        lr=getattr(args, "lr", None), clip_norm=getattr(args, "clip_norm", None),
                        model_args=model_args(args),
-                       validation_split=getattr(args, "validation_split", None), seed=args.seed,
+                       validation_split=validation_of(args)[0],
+                       validation_seeded=validation_of(args)[1], seed=args.seed,
                        data_engine=engine_for(getattr(args, "data_engine", None),
                                               getattr(args, "strategy", "default")))
 
@@ -261,12 +323,14 @@ def run(args: argparse.Namespace) -> int:
     extra_model_args = model_args(args)  # bad input ends here, before anything is written
     backend = keras.backend.backend()
     entry = get_model_entry(args.model)
+    out = Path(args.out or f"runs/{args.model}.{Path(args.dataset).name}")
+    args.resolved_validation = resolve_validation(
+        args.validation_split, None if args.restart else recorded_settings(out))
     run_config = run_settings(args)
     if args.recipe is None:
         default_recipe_name(entry)  # a model without a recipe is refused before any folder
     recipe = run_recipe(run_config)
     batch_size = recipe.batch_size
-    out = Path(args.out or f"runs/{args.model}.{Path(args.dataset).name}")
     settings = fingerprint(args, recipe, batch_size)
     with open_run_folder(out, restart=args.restart):
         check_run_files(out)
@@ -297,7 +361,8 @@ def run(args: argparse.Namespace) -> int:
               f"{test_info.num_examples} test), backend {backend}, strategy {args.strategy} "
               f"({distribute.num_replicas(strategy)} replicas)")
         print(f"[train] val_* metrics and best.keras: {val_split} "
-              f"({val_info.num_examples if val_ds is not None else test_info.num_examples} images)")
+              f"({val_info.num_examples if val_ds is not None else test_info.num_examples} images)"
+              + ("; the test split is evaluated once, at the end" if val_ds is not None else ""))
         if extra_model_args:
             print(f"[train] model arguments: {extra_model_args}")
         print(f"[train] recipe {recipe.describe()}; {decayed} variables decayed")
@@ -322,7 +387,7 @@ def run(args: argparse.Namespace) -> int:
             "model_args": extra_model_args,
             "lr": args.lr,
             "clip_norm": getattr(args, "clip_norm", None),
-            "validation_split": args.validation_split,
+            "validation_split": validation_of(args)[0],
             "val_split": val_split,
         }
         if val_ds is not None:

@@ -146,10 +146,12 @@ CIFAR_FINGERPRINT_BEFORE_FLAGS = {
 }
 
 
-def _settings(*flags):
-    """The fingerprint a `training.train` launch records (model kwargs included)."""
+def _settings(*flags, stored=None):
+    """The fingerprint a `training.train` launch records (model kwargs included) on a
+    folder whose run recorded ``stored``."""
     args = train.build_parser().parse_args(
         ["--model", "gresnet20", "--dataset", "cifar10", "--epochs", "40", *flags])
+    args.resolved_validation = train.resolve_validation(args.validation_split, stored)
     recipe = train.recipe_for_run(recipes.get_recipe("preact_cifar").with_epochs(40), args, 128)
     return {**train.fingerprint(args, recipe, 128),
             "model_kwargs": {"classes": 10, "input_shape": (32, 32, 3)}}
@@ -175,7 +177,7 @@ def test_model_arg_values_are_python_literals_else_strings():
     command = train.reproduce_command(args, "jax").split()
     again = train.build_parser().parse_args(command[command.index("--model"):])
     assert train.model_args(again) == train.model_args(args)
-    assert (again.lr, again.validation_split) == (0.03, 0.1)
+    assert (again.lr, train.validation_of(again)) == (0.03, (0.1, True))
     assert "--model-arg k_init=0.5" in " ".join(command)
 
 
@@ -209,7 +211,7 @@ def test_clip_norm_is_a_recipe_setting_of_the_run():
 @pytest.mark.parametrize("flags, message", [
     (["--clip-norm", "0"], "> 0"),
     (["--validation-split", "1"], "between 0 and 1"),
-    (["--validation-split", "0"], "between 0 and 1"),
+    (["--validation-split", "-0.1"], "between 0 and 1"),
     (["--lr", "-0.1"], "> 0"),
 ])
 def test_bad_new_flags_are_refused_before_anything_runs(flags, message, tmp_path, capsys):
@@ -231,9 +233,10 @@ def test_a_fingerprint_from_before_the_new_flags_resumes_without_them(tmp_path):
     file is left as it is."""
     out = _folder_with_backup(tmp_path, CIFAR_FINGERPRINT_BEFORE_FLAGS)
     before = (out / "fingerprint.json").read_text()
-    run_dir.check_fingerprint(out, _settings(), "[train]", defaults=train.FINGERPRINT_DEFAULTS)
+    resumed = _settings(stored=CIFAR_FINGERPRINT_BEFORE_FLAGS)
+    run_dir.check_fingerprint(out, resumed, "[train]", defaults=train.FINGERPRINT_DEFAULTS)
     assert (out / "fingerprint.json").read_text() == before
-    assert run_dir.differences(CIFAR_FINGERPRINT_BEFORE_FLAGS, _settings(),
+    assert run_dir.differences(CIFAR_FINGERPRINT_BEFORE_FLAGS, resumed,
                                train.FINGERPRINT_DEFAULTS) == []
 
 
@@ -246,8 +249,8 @@ def test_a_fingerprint_from_before_the_new_flags_resumes_without_them(tmp_path):
 def test_a_fingerprint_from_before_the_new_flags_refuses_other_values(tmp_path, flags, field):
     out = _folder_with_backup(tmp_path, CIFAR_FINGERPRINT_BEFORE_FLAGS)
     with pytest.raises(run_dir.RunFolderError, match="holds the backup of another run") as error:
-        run_dir.check_fingerprint(out, _settings(*flags), "[train]",
-                                  defaults=train.FINGERPRINT_DEFAULTS)
+        run_dir.check_fingerprint(out, _settings(*flags, stored=CIFAR_FINGERPRINT_BEFORE_FLAGS),
+                                  "[train]", defaults=train.FINGERPRINT_DEFAULTS)
     assert field in str(error.value)
 
 
@@ -283,10 +286,12 @@ def test_a_finished_run_from_before_the_new_flags_is_reported_not_refused(tmp_pa
     out = _folder_with_backup(tmp_path, CIFAR_FINGERPRINT_BEFORE_FLAGS)
     (out / "metrics.json").write_text(json.dumps({"test_accuracy": 0.9, "epochs": 40,
                                                   "model": "gresnet20"}))
-    settings = {k: v for k, v in _settings().items() if k != "model_kwargs"}
+    before = CIFAR_FINGERPRINT_BEFORE_FLAGS
+    settings = {k: v for k, v in _settings(stored=before).items() if k != "model_kwargs"}
     assert run_dir.finished_run(out, settings, 40, defaults=train.FINGERPRINT_DEFAULTS)
     with pytest.raises(run_dir.RunFolderError, match="lr: stored None, now 0.05"):
-        settings = {k: v for k, v in _settings("--lr", "0.05").items() if k != "model_kwargs"}
+        settings = {k: v for k, v in _settings("--lr", "0.05", stored=before).items()
+                    if k != "model_kwargs"}
         run_dir.finished_run(out, settings, 40, defaults=train.FINGERPRINT_DEFAULTS)
 
 
@@ -314,7 +319,7 @@ def test_new_flags_reach_the_model_the_data_and_the_run_records(folder, tmp_path
             "--out", str(out), "--verbose", "0"]
     assert train.main(argv) == 0
     printed = capsys.readouterr().out
-    assert "val_* metrics and best.keras: train[300:400]" in printed
+    assert "val_* metrics and best.keras: 100 training examples held out at random" in printed
     fingerprint = json.loads((out / "fingerprint.json").read_text())
     assert fingerprint["model_args"] == {"k_init": 0.5}
     assert fingerprint["validation_split"] == 0.25 and fingerprint["lr"] == 0.001
@@ -322,7 +327,8 @@ def test_new_flags_reach_the_model_the_data_and_the_run_records(folder, tmp_path
     metrics = json.loads((out / "metrics.json").read_text())
     assert metrics["model_args"] == {"k_init": 0.5} and metrics["lr"] == 0.001
     assert metrics["validation_split"] == 0.25 and metrics["val_num_examples"] == 100
-    assert metrics["val_split"].startswith("train[300:400]") and 0 <= metrics["val_accuracy"] <= 1
+    assert "held out at random (fraction 0.25, seed 0)" in metrics["val_split"]
+    assert 0 <= metrics["val_accuracy"] <= 1
     assert metrics["split"] == "test" and metrics["num_examples"] == 40  # test_accuracy: test
     assert "lr 0.001 constant" in metrics["recipe"]
     # The model was built with k_init: 13 Nadam steps of lr 0.001 move k by 0.013 at most.
