@@ -16,6 +16,17 @@ from keras_gated.cli_names import model_name
 from keras_gated.model_args import model_arg
 
 
+def positive_int(text: str) -> int:
+    """argparse type: an integer of at least 1 (checked before Keras is imported)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {value}")
+    return value
+
+
 def _cmd_list(args: argparse.Namespace) -> int:
     from keras_gated.registry import get_model_entry, list_models
 
@@ -357,7 +368,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("name", type=model_name, help="model name (gresnet20)")
     p.add_argument("--weights", required=True, help="tag (cifar10), weights file, folder or hf://")
     p.add_argument("--dataset", required=True, help="data tag (cifar10, fashion_mnist) or folder")
-    p.add_argument("--batch-size", type=int, default=256)
+    p.add_argument("--batch-size", type=positive_int, default=256)
     p.add_argument("--model-arg", dest="model_args", action="append", type=model_arg, default=[],
                    metavar="NAME=VALUE",
                    help="a constructor argument the weights were trained with (repeatable), "
@@ -391,7 +402,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--weights", default=None, help="tag, file, folder or hf:// (default: the weight id's tag)")
     p.add_argument("--dataset", required=True, help="data tag (cifar10, fashion_mnist) or image folder")
     p.add_argument("--out", required=True, help="folder for the plots and analysis.json")
-    p.add_argument("--examples", type=int, default=2000, help="test images used (default 2000)")
+    p.add_argument("--examples", type=positive_int, default=2000,
+                   help="test images used (default 2000)")
     p.add_argument("--twin", type=model_name, default=None, help="ungated twin to compare (e.g. preactresnet20)")
     p.add_argument("--twin-weights", default=None, help="the twin's weights (default: the same tag)")
     p.add_argument("--no-prune", action="store_true", help="skip the pruning speed/accuracy curve")

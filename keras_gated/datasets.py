@@ -164,16 +164,39 @@ def decode_image_array(encoded: bytes, channels: int = 0) -> np.ndarray:
     return array[..., None] if array.ndim == 2 else array
 
 
-def decode_all(encoded: list[bytes], shape: tuple[int, int, int]) -> np.ndarray:
+class BadImageError(ValueError):
+    """An image file of a data set cannot be decoded; the message names it."""
+
+
+def bad_image(name: str, error: Exception) -> BadImageError:
+    """The refusal of an image file that PIL cannot decode (not an image, or truncated)."""
+    return BadImageError(
+        f"{name} cannot be read as an image ({error}): remove it from the folder or replace "
+        "it with an intact image."
+    )
+
+
+def decode_named(encoded: bytes, name: str, channels: int = 0) -> np.ndarray:
+    """``decode_image_array``, refusing a file that is not an intact image with its name."""
+    try:
+        return decode_image_array(encoded, channels)
+    except (OSError, ValueError, SyntaxError) as error:  # PIL's errors for bad image bytes
+        raise bad_image(name, error) from None
+
+
+def decode_all(encoded: list[bytes], shape: tuple[int, int, int],
+               names: list[str] | None = None) -> np.ndarray:
     """Decode many image files' bytes into one uint8 array ``(N, *shape)``, on a few
-    threads (PIL's decoders release the GIL)."""
+    threads (PIL's decoders release the GIL). ``names``: the files, named when one of
+    them cannot be decoded."""
     from concurrent.futures import ThreadPoolExecutor
 
     images = np.empty((len(encoded), *shape), np.uint8)
 
     def decode_range(start: int) -> None:
         for i in range(start, min(start + 1024, len(encoded))):
-            images[i] = decode_image_array(encoded[i], shape[-1])
+            name = names[i] if names is not None else f"image {i}"
+            images[i] = decode_named(encoded[i], name, shape[-1])
 
     with ThreadPoolExecutor(min(4, os.cpu_count() or 1)) as pool:
         list(pool.map(decode_range, range(0, len(encoded), 1024)))
@@ -235,7 +258,11 @@ def _check_same_size(files: list[str], size: tuple[int, int]) -> None:
     from PIL import Image
 
     for f in files:
-        with Image.open(f) as image:
+        try:
+            image = Image.open(f)
+        except (OSError, ValueError, SyntaxError) as error:
+            raise bad_image(f, error) from None
+        with image:
             if image.size != size:
                 raise ValueError(
                     f"{f} is {image.size[0]}x{image.size[1]} but {files[0]} is "
@@ -266,9 +293,9 @@ def _image_folder(root: Path, split: str):
                 labels.append(label)
     if not files:
         raise DatasetNotFoundError(f"No images ({', '.join(IMAGE_EXTENSIONS)}) under {split_dir}.")
-    first = decode_image_array(Path(files[0]).read_bytes())
+    first = decode_named(Path(files[0]).read_bytes(), files[0])
     _check_same_size(files, (first.shape[1], first.shape[0]))
-    images = decode_all([Path(f).read_bytes() for f in files], first.shape)
+    images = decode_all([Path(f).read_bytes() for f in files], first.shape, names=files)
     info = DatasetInfo(
         str(root), split, len(files), len(class_names), class_names, tuple(first.shape),
         str(root), note=f"image folder {root}",
@@ -353,6 +380,7 @@ def _warn_unless_registered(path: Path) -> None:
 
 def _tfds_or_error(tag: str, split: str, tfds_data_dir: str | None, download: bool | None):
     """tfds' ``(dataset, info)`` of ``tag``, or one clear ``DatasetNotFoundError``."""
+    check_not_misspelt_tag(tag)
     if download is None:
         download = not (os.environ.get("KERAS_GATED_OFFLINE") or os.environ.get("HF_HUB_OFFLINE"))
     try:
@@ -367,6 +395,19 @@ def _tfds_or_error(tag: str, split: str, tfds_data_dir: str | None, download: bo
         raise type(error)(f"Data set {tag!r}{where}: {error}", name="tensorflow") from error
     except Exception as error:  # tfds raises many types: name it all in one clear error
         raise _not_found(tag, split, error) from error
+
+
+def check_not_misspelt_tag(tag: str) -> None:
+    """Refuse a data set name that spells a local tag another way (``cifar-10``,
+    ``CIFAR10``, ``fashion-mnist``), naming the tag, before tfds is asked."""
+    def plain(name: str) -> str:
+        return "".join(c for c in name.lower() if c.isalnum())
+
+    for local in _LOCAL:
+        if tag != local and plain(tag) == plain(local):
+            raise DatasetNotFoundError(
+                f"Unknown data set {tag!r}: did you mean the data tag {local!r} (the tags "
+                f"are {', '.join(_LOCAL)}; else give an image folder or a tfds name)?")
 
 
 def _not_found(tag: str, split: str, error: Exception) -> DatasetNotFoundError:

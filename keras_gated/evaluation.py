@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from importlib import resources
+from pathlib import Path
 from typing import Any, TextIO
 
 import numpy as np
@@ -14,7 +16,6 @@ DEMO_WEIGHT_ID = "gresnet20.cifar10"
 def weights_classes(name: str, weights: str) -> int | None:
     """The class count of ``weights`` for model ``name``: a released tag's config, or
     the head stored in a local file or save folder; None when it cannot be read."""
-    from pathlib import Path
 
     from keras_gated.pretrained.load import head_classes
     from keras_gated.pretrained.sources import local_weights_file, released_cfg
@@ -71,14 +72,18 @@ def evaluate(name: str, weights: str, dataset: str, *, batch_size: int = 256,
         ds, info = datasets.load(dataset, "test")
     else:
         images, labels, info = datasets.load_numpy(dataset, "test")
-    classes = weights_classes(name, weights)
-    if classes is not None and classes != info.num_classes:
-        raise ValueError(
-            f"The weights {weights!r} classify {classes} classes but {dataset!r} has "
-            f"{info.num_classes}: evaluate them on the data set they were trained for."
-        )
-    model = create_model(name, weights=weights, classes=info.num_classes, **(model_args or {}))
-    check_same_classes(model.class_names, info.class_names, weights, dataset, name)
+    if is_saved_model_file(weights):
+        model = load_saved_model(name, weights, info.num_classes, dataset, model_args)
+    else:
+        classes = weights_classes(name, weights)
+        if classes is not None and classes != info.num_classes:
+            raise ValueError(
+                f"The weights {weights!r} classify {classes} classes but {dataset!r} has "
+                f"{info.num_classes}: evaluate them on the data set they were trained for."
+            )
+        model = create_model(name, weights=weights, classes=info.num_classes,
+                             **(model_args or {}))
+        check_same_classes(model.class_names, info.class_names, weights, dataset, name)
     expected = tuple(model.inputs[0].shape[1:])
     model.compile(loss="sparse_categorical_crossentropy", metrics=["accuracy"])
     if data_engine == "tf":
@@ -100,6 +105,33 @@ def evaluate(name: str, weights: str, dataset: str, *, batch_size: int = 256,
         "num_examples": info.num_examples,
         "test_accuracy": float(accuracy),
     }
+
+
+def is_saved_model_file(weights: str) -> bool:
+    """Whether ``weights`` names a whole saved model (a ``.keras`` file, such as a training
+    run's ``last.keras`` or ``best.keras``)."""
+    path = Path(os.path.expanduser(str(weights)))
+    return path.suffix == ".keras" and path.is_file()
+
+
+def load_saved_model(name: str, path: str, num_classes: int, dataset: str,
+                     model_args: Mapping[str, Any] | None):
+    """The model saved in the ``.keras`` file ``path`` (its own input shape and head, as
+    trained), checked to be ``name`` and to classify ``dataset``'s classes."""
+    import keras
+
+    if model_args:
+        raise ValueError(f"{path} is a whole saved model, which records its constructor "
+                         "arguments: drop --model-arg.")
+    model = keras.saving.load_model(path, compile=False, safe_mode=True)
+    if model.name != name:
+        raise ValueError(f"{path} holds a {model.name!r} model, not {name!r}: evaluate it as "
+                         f"{model.name}.")
+    classes = int(model.outputs[0].shape[-1])
+    if classes != num_classes:
+        raise ValueError(f"{path} classifies {classes} classes but {dataset!r} has "
+                         f"{num_classes}: evaluate it on the data set it was trained for.")
+    return model
 
 
 def accuracy_in_batches(model, images: np.ndarray, labels: np.ndarray, batch_size: int) -> float:

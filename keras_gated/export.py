@@ -113,9 +113,46 @@ def prepared_for_export(model: keras.Model) -> keras.Model:
     return exported
 
 
+# The modules Keras's ONNX export needs on each backend (the ``onnx`` extra installs them).
+ONNX_MODULES = {"tensorflow": ("onnx", "tf2onnx"), "jax": ("onnx", "jax2onnx"),
+                "torch": ("onnx", "onnxscript")}
+
+
+class MissingExtraError(ImportError, ValueError):
+    """An optional dependency of the requested export is not installed; the message says
+    which extra installs it (a ``ValueError`` too, so the command line says it in one
+    line)."""
+
+
+def _installed(module: str) -> bool:
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):  # a module blocked or half-imported
+        return False
+
+
+def check_onnx_modules(format: str) -> None:
+    """Refuse an ONNX export, before any work, where this backend's converter is not
+    installed, naming the modules and the extra."""
+    if format != "onnx":
+        return
+    backend = keras.backend.backend()
+    missing = [m for m in ONNX_MODULES.get(backend, ("onnx",)) if not _installed(m)]
+    if missing:
+        raise MissingExtraError(
+            f"ONNX export on the {backend} backend needs {', '.join(missing)}, which "
+            f"{'is' if len(missing) == 1 else 'are'} not installed: "
+            f'pip install "keras-gated[onnx]"{" onnxscript" if backend == "torch" else ""}.',
+            name=missing[0])
+
+
 def check_onnx_converter(model: keras.Model, format: str) -> None:
-    """Refuse an ONNX export the current backend's converter gets wrong: jax2onnx lowers
-    max pooling to a 4-D MaxPool window that onnxruntime rejects."""
+    """Refuse an ONNX export the current backend's converter cannot do: its modules not
+    installed, or jax2onnx, which lowers max pooling to a 4-D MaxPool window that
+    onnxruntime rejects."""
+    check_onnx_modules(format)
     if (format, keras.backend.backend()) == ("onnx", "jax") and any(
         isinstance(layer, keras.layers.MaxPooling2D) for layer in model.layers
     ):

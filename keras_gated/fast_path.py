@@ -50,6 +50,9 @@ class FastPathModel(Functional):
     # image size: the concrete arrays are checked here, once per call, before any batch.
     def predict(self, x, *args, **kwargs):
         check_input_shape(self, x)
+        empty = empty_prediction(self, x)
+        if empty is not None:
+            return empty
         return super().predict(x, *args, **kwargs)
 
     def predict_on_batch(self, x):
@@ -169,6 +172,22 @@ def check_input_shape(model: keras.Model, inputs) -> None:
         f"{model.name} takes inputs of shape {expected} (None: any size), got an array of "
         f"shape {got}: {hint}."
     )
+
+
+def empty_prediction(model: keras.Model, inputs):
+    """The answer to a batch of no images: an empty array of the output's shape (Keras's
+    ``predict`` fails on it), None for a non-empty batch. Refused in one sentence when the
+    output's size depends on the images."""
+    shape = _shape_of(inputs)
+    if not shape or shape[0] != 0 or len(model.outputs) != 1 or hasattr(inputs, "element_spec"):
+        return None
+    import numpy as np
+
+    per_image = tuple(model.outputs[0].shape[1:])
+    if any(dim is None for dim in per_image):
+        raise ValueError(f"{model.name} was given an empty batch (shape {shape}) and its "
+                         "output size depends on the images: pass at least one image.")
+    return np.zeros((0, *per_image), dtype=keras.backend.standardize_dtype(model.outputs[0].dtype))
 
 
 def check_input_rank(model: keras.Model, inputs) -> None:

@@ -88,12 +88,54 @@ def read_json(path: Path) -> dict:
     return data
 
 
+LOG_FILE = "log.csv"
+
+
 def check_run_files(out: Path) -> None:
-    """Read every JSON file of the run folder once, so that a corrupt one is reported before
-    any data is loaded or anything is written."""
+    """Read every JSON file of the run folder, the backup they point at and the epoch log
+    once, so that a corrupt or missing one is reported before any data is loaded or
+    anything is written."""
     for name in (METRICS_FILE, STATE_FILE, FINGERPRINT_FILE, BACKUP_POINTER):
         if (out / name).is_file():
             read_json(out / name)
+    if (out / BACKUP_POINTER).is_file():
+        check_backup_pointer(out / BACKUP_POINTER)
+    if (out / LOG_FILE).is_file() and not (out / METRICS_FILE).is_file():
+        check_log(out / LOG_FILE)
+
+
+def check_backup_pointer(pointer: Path) -> None:
+    """``backup/latest.json`` must give a whole epoch count and name a weights file that is
+    in ``backup/``; else a ``CorruptRunFileError`` names both and what to do."""
+    record = read_json(pointer)
+    epoch, weights = record.get("epoch"), record.get("weights")
+    if isinstance(epoch, bool) or not isinstance(epoch, int) or epoch < 0:
+        raise CorruptRunFileError(
+            f"{pointer} is corrupt (its epoch is {epoch!r}, not a count): {START_AGAIN}.")
+    if not isinstance(weights, str) or Path(weights).name != weights:
+        raise CorruptRunFileError(
+            f"{pointer} is corrupt (it names no backup file in {pointer.parent}): "
+            f"{START_AGAIN}.")
+    if not (pointer.parent / weights).is_file():
+        raise CorruptRunFileError(
+            f"{pointer} names {pointer.parent / weights}, which is missing, so the run cannot "
+            f"resume from epoch {epoch}: put that file back, or {START_AGAIN}.")
+
+
+def check_log(path: Path) -> None:
+    """``log.csv`` must have an ``epoch`` column of whole numbers (a resumed run cuts it
+    back to its backup's epoch); else a ``CorruptRunFileError`` names it."""
+    import csv
+
+    try:
+        with path.open(newline="", errors="replace") as f:
+            rows = list(csv.DictReader(f))
+        for row in rows:
+            int(row["epoch"])
+    except (KeyError, TypeError, ValueError, csv.Error):
+        raise CorruptRunFileError(
+            f"{path} is corrupt (not the per-epoch log, with an epoch column, that runs "
+            f"write): put the run's log back, or {START_AGAIN}.") from None
 
 
 def has_backup(out: Path) -> bool:

@@ -372,6 +372,14 @@ def check_identity(model: keras.Model, saved_config: dict, *, origin: str, arch:
                if layer.weights and layer.name not in SHARED_LAYERS}
         saved = set(_layer_configs(saved_config))
         other = bool(own) and not own & saved
+    if other and _registered_for(origin, arch):
+        # The file passed its registered sha256: the configuration beside it is not its own.
+        raise ConfigurationMismatchError(
+            f"{the_weights(origin, capital=True)} are the registered release of {arch!r}, but the "
+            f"config.json beside them describes {saved_name or 'another model'!r}: that copy of "
+            "the release is damaged; restore its config.json (pull or download the release "
+            "again)."
+        )
     if other:
         raise ConfigurationMismatchError(
             f"{the_weights(origin, capital=True)} were saved from {saved_name or 'another model'!r}"
@@ -379,6 +387,16 @@ def check_identity(model: keras.Model, saved_config: dict, *, origin: str, arch:
             f"keras_gated.create_model({saved_name or arch!r}) to use them, or give {arch!r} "
             "its own weights."
         )
+
+
+def _registered_for(origin: str, arch: str) -> bool:
+    """Whether ``origin`` names a registered weight id of ``arch`` (whose file was checked
+    against its sha256 before it is read)."""
+    from keras_gated.registry.weights import find_pretrained_cfg
+
+    weight_id = origin[len("weights "):] if origin.startswith("weights ") else origin
+    name, _, tag = weight_id.partition(".")
+    return name == arch and bool(tag) and find_pretrained_cfg(arch, tag) is not None
 
 
 def check_configuration(

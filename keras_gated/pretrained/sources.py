@@ -143,10 +143,7 @@ def identify_weights(
 
         raise PlannedWeightsError(planned_message(cfg))
     if os.sep in weights or weights.endswith((".h5", ".keras")):
-        raise ValueError(
-            f"`weights`={weights!r} is not a `.weights.h5` file or a Keras save folder "
-            "(with model.weights.h5) that exists."
-        )
+        raise ValueError(_not_weights_message(weights))
     tags = tags_for(arch) if arch is not None else []
     available = (
         f"Released tags for {arch!r}: {', '.join(tags)}."
@@ -159,6 +156,23 @@ def identify_weights(
         f"{available} `keras_gated.list_models(pretrained=True)` lists every released "
         "weight id."
     )
+
+
+def _not_weights_message(weights: str) -> str:
+    """Why a path given as ``weights=`` is not loadable, and what to pass instead."""
+    path = Path(os.path.expanduser(weights))
+    if path.is_file() and path.suffix == ".keras":
+        return (f"`weights`={weights!r} is a whole saved model (.keras), not a weights file: "
+                f"load it with keras.saving.load_model({weights!r}), or save its weights "
+                "with model.save_weights('NAME.weights.h5') and pass that file.")
+    if path.is_dir():
+        return (f"`weights`={weights!r} is a folder without {WEIGHTS_FILE}: pass a Keras "
+                "save folder (config.json and model.weights.h5) or a `.weights.h5` file.")
+    if path.exists():
+        return (f"`weights`={weights!r} is not a `.weights.h5` file: pass a Keras "
+                "`.weights.h5` file or a save folder (config.json and model.weights.h5).")
+    return (f"`weights`={weights!r} does not exist: pass an existing `.weights.h5` file or "
+            "Keras save folder (with model.weights.h5), or a released tag.")
 
 
 def _similar_tags(weights: str, arch: str | None) -> str:
