@@ -81,8 +81,8 @@ def evaluate(name: str, weights: str, dataset: str, *, batch_size: int = 256,
                 f"The weights {weights!r} classify {classes} classes but {dataset!r} has "
                 f"{info.num_classes}: evaluate them on the data set they were trained for."
             )
-        model = create_model(name, weights=weights, classes=info.num_classes,
-                             **(model_args or {}))
+        kwargs = {**saved_input_shape(weights), **(model_args or {})}
+        model = create_model(name, weights=weights, classes=info.num_classes, **kwargs)
         check_same_classes(model.class_names, info.class_names, weights, dataset, name)
     expected = tuple(model.inputs[0].shape[1:])
     model.compile(loss="sparse_categorical_crossentropy", metrics=["accuracy"])
@@ -105,6 +105,24 @@ def evaluate(name: str, weights: str, dataset: str, *, batch_size: int = 256,
         "num_examples": info.num_examples,
         "test_accuracy": float(accuracy),
     }
+
+
+def saved_input_shape(weights: str) -> dict:
+    """``{"input_shape": ...}`` recorded in the ``config.json`` of a local save folder
+    (a run trained on other images than the model's default records its own), else
+    ``{}``: the model is then built with the input its weights were trained on."""
+    import json
+
+    config_file = Path(os.path.expanduser(str(weights))) / "config.json"
+    if not config_file.is_file():
+        return {}
+    try:
+        layers = json.loads(config_file.read_text())["config"]["layers"]
+        first = next(layer for layer in layers if layer["class_name"] == "InputLayer")
+        shape = first["config"]["batch_shape"][1:]
+    except (ValueError, KeyError, TypeError, StopIteration):
+        return {}  # loading reports what is wrong with the folder
+    return {"input_shape": tuple(shape)} if len(shape) == 3 else {}
 
 
 def is_saved_model_file(weights: str) -> bool:

@@ -125,6 +125,19 @@ def test_evaluate_takes_a_run_s_keras_file_trained_on_other_input_shapes(finishe
     assert_one_clear_sentence(last_line(capsys), "'gresnetfc2'", "not 'gresnet20'")
 
 
+def test_evaluate_builds_a_save_folder_s_model_on_its_recorded_input_shape(finished_run,
+                                                                            tmp_path, capsys):
+    import keras
+
+    from keras_gated.convert import save_folder
+
+    folder = save_folder(keras.saving.load_model(finished_run / "last.keras", compile=False),
+                         tmp_path / "saved")
+    assert cli.main(["evaluate", "gresnetfc2", "--weights", str(folder),
+                     "--dataset", str(finished_run.parent / "rgb")]) == 0
+    assert "test accuracy:" in capsys.readouterr().out
+
+
 # --- data -------------------------------------------------------------------------------------
 def _text_jpg(path: Path) -> None:
     path.write_text("this is not an image")
