@@ -69,3 +69,35 @@ def pytest_collection_modifyitems(config, items):
         every = path.startswith(EVERY_BACKEND_MODULES)
         if (path.startswith(ONCE_MODULES) and not every) or once:
             item.add_marker(skip)
+
+
+# --- the checkout is left as it was ---------------------------------------------------
+# No test may write into the checkout's sources (a command run with its defaults, a
+# benchmark smoke run, a publish to another repo): ``git status`` at the end of the run
+# must be what it was at the start. Checked once, by the controlling process.
+def _git_status(root) -> str | None:
+    import subprocess
+
+    try:
+        done = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"],
+                              cwd=root, capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout if done.returncode == 0 else None  # None: not a git checkout
+
+
+def pytest_sessionstart(session):
+    if not hasattr(session.config, "workerinput"):
+        session.config._git_status_at_start = _git_status(session.config.rootpath)
+
+
+def pytest_sessionfinish(session, exitstatus):
+    before = getattr(session.config, "_git_status_at_start", None)
+    if before is None or hasattr(session.config, "workerinput"):
+        return
+    after = _git_status(session.config.rootpath)
+    if after is not None and after != before:
+        changed = sorted(set(after.splitlines()) ^ set(before.splitlines()))
+        session.config.get_terminal_writer().line(
+            "\nthe test run changed the checkout (git status): " + "; ".join(changed[:20]), red=True)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
