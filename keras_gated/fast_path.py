@@ -21,6 +21,7 @@ XLA, and torch runs eagerly unless asked for ``torch.compile``.
 
 from __future__ import annotations
 
+import operator
 import os
 
 import keras
@@ -145,8 +146,19 @@ def _shape_of(inputs) -> tuple | None:
     if shape is None:
         return None
     try:
-        return tuple(None if dim is None else int(dim) for dim in shape)
-    except (TypeError, ValueError):  # an unknown rank, or a symbolic dimension
+        return tuple(_dimension(dim) for dim in shape)
+    except (TypeError, ValueError):  # an unknown rank
+        return None
+
+
+def _dimension(dim) -> int | None:
+    """A dimension as an int, or None when it has no fixed value (unknown, or symbolic
+    as in a traced export, where comparing it raises)."""
+    if dim is None:
+        return None
+    try:
+        return operator.index(dim)
+    except Exception:  # a symbolic dimension (jax.export's, a TensorFlow Dimension(None))
         return None
 
 
