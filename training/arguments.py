@@ -13,16 +13,7 @@ import shlex
 import sys
 from collections.abc import Callable, Sequence
 
-
-def positive_int(text: str) -> int:
-    """argparse type: an integer >= 1."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {value}")
-    return value
+from keras_gated.cli import positive_int  # the same argparse type as the command line's
 
 
 def positive_float(text: str) -> float:
