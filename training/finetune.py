@@ -151,6 +151,7 @@ def run(args: argparse.Namespace) -> int:
 
     import keras
 
+    from keras_gated.fast_path import describe, describe_text
     from keras_gated.pretrained.zoo_folder import save_zoo_folder
     from training.build import RunSettings, build_run, run_recipe
     from training.data import adapt_source, load_split, make_pipeline
@@ -207,6 +208,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"[finetune] {args.model} ({args.weights}) on {args.dataset}: {train_info.num_classes} "
               f"classes, {trainable:,} trainable parameters"
               f"{' (backbone frozen)' if args.freeze_backbone else ''}; recipe {recipe.describe()}")
+        print(f"[finetune] fast path: {describe_text(model)}")
 
         if not fit_resumable(model, train, val, epochs=recipe.epochs, out=out, verbose=args.verbose,
                              prefix="[finetune]"):
@@ -223,6 +225,7 @@ def run(args: argparse.Namespace) -> int:
             "validation_split": args.validation_split,
             "val_split": built.val_info.note,
             "val_num_examples": built.val_info.num_examples,
+            "fast_path": describe(model),
         })
         zoo = out / "zoo" / weight_id
         try:

@@ -24,6 +24,8 @@ def test_finetune_frozen_backbone_new_head_and_zoo_folder(tmp_path):
     metrics = json.loads((out / "metrics.json").read_text())
     assert metrics["num_examples"] == 18 and metrics["freeze_backbone"] is True
     assert "--freeze-backbone" in metrics["command"]
+    # The fast path is printed and recorded, as training.train does.
+    assert metrics["fast_path"]["jit_compile"] in (True, False)
 
     zoo = out / "zoo" / "gresnetfc2.new_data"
     assert {"config.json", "metadata.json", "model.weights.h5", "README.md", "metrics.json"} <= {
