@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from experiments.highway import highway_fig1
-from experiments.residual_gates import table7_fig
+from experiments.residual_gates import fig3_train_loss, table7_fig
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -107,7 +107,34 @@ def test_table7_fig_reads_settings_divergence_and_gates_and_plots(tmp_path):
         table7_fig.main(["--root", str(tmp_path / "empty"), "--out", str(out)])
 
 
-@pytest.mark.parametrize("module, name", [(table7_fig, "table7.json"), (highway_fig1, "highway_fig1.json")])
+def test_rg_fig3_reads_the_four_families_by_depth_from_their_fingerprints(tmp_path):
+    def run(name, model, losses, **settings):
+        _fingerprint(tmp_path / name, model, "rg_mnist_fc", len(losses), **settings)
+        (tmp_path / name / "log.csv").write_text(
+            "epoch,loss\n" + "".join(f"{i},{v}\n" for i, v in enumerate(losses)))
+
+    run("a", "plainnet50", [2.3, 2.2])
+    run("b", "gplainnet50", [2.0, 0.5])
+    run("c", "gplainnet50", [2.1, 0.6], seed=1)
+    run("d", "gresnetfc2", [0.5, 0.3])
+    run("e", "gplainnet50", [1.0, 0.1], model_args={"k_init": 0.5})  # Table 2's, not Fig. 3's
+    run("f", "gplainnet50", [1.0, 0.1], dataset="cifar10")  # another data set
+    run("g", "gresnet20", [1.0, 0.1])  # not a fully connected family
+    summary = fig3_train_loss.summarise(fig3_train_loss.collect(tmp_path))
+    assert [depth["depth"] for depth in summary] == [2, 50]
+    d50 = summary[1]["families"]
+    assert list(d50) == ["plainnet", "gplainnet"]
+    assert d50["gplainnet"]["runs"] == ["b", "c"] and d50["gplainnet"]["seeds"] == [0, 1]
+    assert d50["gplainnet"]["last_loss"] == [0.5, 0.6] and d50["plainnet"]["train_loss"] == [[2.3, 2.2]]
+    out = tmp_path / "out"
+    assert fig3_train_loss.main(["--root", str(tmp_path), "--out", str(out)]) == 0
+    assert (out / "rg_fig3_train_loss.png").stat().st_size > 10_000
+    with pytest.raises(SystemExit):
+        fig3_train_loss.main(["--root", str(tmp_path / "empty"), "--out", str(out)])
+
+
+@pytest.mark.parametrize("module, name", [(table7_fig, "table7.json"), (highway_fig1, "highway_fig1.json"),
+                                          (fig3_train_loss, "rg_fig3_train_loss.json")])
 def test_the_committed_figures_are_what_the_kept_records_give(module, name, tmp_path, monkeypatch):
     monkeypatch.chdir(ROOT)
     assert module.main(["--out", str(tmp_path)]) == 0
