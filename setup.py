@@ -7,7 +7,7 @@ says which files go into the wheel.
   is copied whole (same file names), so a wheel install loads them offline; larger ones
   come from the Hub. ``keras_gated.pretrained`` checks every bundled file against its
   registered sha256, as it does for every other source.
-* ``startup/keras_gated.pth`` and the module it imports, ``startup/_keras_gated_startup.py``,
+* ``startup/keras_gated.pth.in`` (installed as ``keras_gated.pth``) and the module it imports, ``startup/_keras_gated_startup.py``,
   at the top of the wheel (so in ``site-packages``): at interpreter start they make Keras
   register keras-gated's classes whenever it is imported, so ``keras.saving.load_model``
   of a keras-gated save works without ``import keras_gated``. Editable installs do not
@@ -27,8 +27,9 @@ from setuptools.command.build_py import build_py
 
 ZOO = Path(__file__).resolve().parent / "zoo"
 STARTUP = Path(__file__).resolve().parent / "startup"
-# Installed at the top of site-packages, beside the package.
-STARTUP_FILES = ("keras_gated.pth", "_keras_gated_startup.py")
+# Installed at the top of site-packages, beside the package: source name -> installed name
+# (the .pth is kept as .pth.in in the tree, where a .pth would read as a torch checkpoint).
+STARTUP_FILES = {"keras_gated.pth.in": "keras_gated.pth", "_keras_gated_startup.py": "_keras_gated_startup.py"}
 # A zoo/<weight id>/ folder ships in the wheel when its files total at most this size.
 BUNDLE_CAP_BYTES = 5_000_000
 # The whole wheel must stay under this size (PyPI accepts up to 100 MB by default).
@@ -56,8 +57,8 @@ class BuildPyWithStartup(build_py):
 
     def run(self) -> None:
         super().run()
-        for name in STARTUP_FILES:
-            self.copy_file(str(STARTUP / name), os.path.join(self.build_lib, name))
+        for source, installed in STARTUP_FILES.items():
+            self.copy_file(str(STARTUP / source), os.path.join(self.build_lib, installed))
 
 
 if __name__ == "__main__":  # also under pip's build backend, which runs this file as main

@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SETUP = runpy.run_path(str(ROOT / "setup.py"), run_name="setup_constants")
 DEMO_ID = "gresnet20.cifar10"
 # Installed beside the package: they register its classes whenever Keras is imported.
-STARTUP_FILES = set(SETUP["STARTUP_FILES"])
+STARTUP_FILES = set(SETUP["STARTUP_FILES"].values())  # their installed names
 NOT_COPIED = shutil.ignore_patterns(
     ".git", "build", "dist", "*.egg-info", "__pycache__", ".pytest_cache", ".venv", "venv", "runs"
 )

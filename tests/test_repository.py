@@ -47,16 +47,9 @@ def test_no_run_state_is_tracked():
     assert [f for f in in_flight if f.endswith(WEIGHT_SUFFIXES) or "/backup/" in f] == []
 
 
-# The one ``.pth`` that is not a torch checkpoint: the path-configuration file the wheel
-# installs into site-packages (setup.py), a line of text.
-STARTUP_PTH = "startup/keras_gated.pth"
-
-
 def test_no_weight_file_outside_zoo():
-    stray = [f for f in tracked_files() if f.endswith(WEIGHT_SUFFIXES) and not f.startswith("zoo/")
-             and f != STARTUP_PTH]
+    stray = [f for f in tracked_files() if f.endswith(WEIGHT_SUFFIXES) and not f.startswith("zoo/")]
     assert stray == []
-    assert size(STARTUP_PTH) < 1000 and (ROOT / STARTUP_PTH).read_text().startswith("#")
 
 
 def test_tracked_files_outside_zoo_stay_small():

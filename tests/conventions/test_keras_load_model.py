@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[2]
 WEIGHT_ID = "gresnet20.cifar10"
 FOLDER = ROOT / "zoo" / WEIGHT_ID  # a Keras save folder of a GatedModel
 REPO = f"keras-gated/{WEIGHT_ID}"
-STARTUP_FILES = ("keras_gated.pth", "_keras_gated_startup.py")
+STARTUP_FILES = {"keras_gated.pth.in": "keras_gated.pth", "_keras_gated_startup.py": "_keras_gated_startup.py"}
 USER_CODE = """
 import sys
 assert "keras" not in sys.modules and "keras_gated" not in sys.modules
@@ -44,8 +44,8 @@ def site_dir(tmp_path: Path) -> Path:
     """A site folder as a wheel install leaves it: the startup files and the package."""
     folder = tmp_path / "site"
     folder.mkdir()
-    for name in STARTUP_FILES:
-        shutil.copy(ROOT / "startup" / name, folder / name)
+    for source, installed in STARTUP_FILES.items():  # as setup.py installs them
+        shutil.copy(ROOT / "startup" / source, folder / installed)
     (folder / "keras_gated").symlink_to(ROOT / "keras_gated", target_is_directory=True)
     return folder
 
