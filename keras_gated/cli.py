@@ -265,7 +265,7 @@ def compress_command(args: argparse.Namespace, backend: str) -> str:
     parts += ["--macs", str(args.macs)] if args.macs is not None else ["--blocks", str(args.blocks)]
     parts += ["--epochs", str(args.epochs)]
     for flag in ("weights", "pressure_epochs", "strength", "baseline", "remove_like", "examples",
-                 "batch_size", "learning_rate", "seed"):
+                 "batch_size", "learning_rate", "seed", "backup_dir"):
         value = getattr(args, flag)
         if value is not None and (flag, value) not in (("seed", 0),):
             parts += [f"--{flag.replace('_', '-')}", str(value)]
@@ -276,6 +276,8 @@ def compress_command(args: argparse.Namespace, backend: str) -> str:
 
 
 def _cmd_compress(args: argparse.Namespace) -> int:
+    import shutil
+
     import keras
 
     from keras_gated import datasets
@@ -314,12 +316,15 @@ def _cmd_compress(args: argparse.Namespace) -> int:
         remove = json.loads(record.read_text())["record"]["removed"]
     result = compress(model, (x, y), macs=args.macs, blocks=args.blocks, epochs=args.epochs,
                       baseline=args.baseline, remove=remove, augment=args.augment, seed=args.seed,
-                      verbose=args.verbose, **options)
+                      verbose=args.verbose, backup_dir=args.backup_dir, delete_backup=False,
+                      **options)
     numbers = write_compressed(
         result, model, args.out, arch=arch, dataset=args.dataset,
         test=(x_test.astype("float32"), y_test), command=compress_command(args, keras.backend.backend()),
         source_weights=f"{arch} (weights {weights})", class_names=info.class_names,
         dataset_note=info.note)
+    if args.backup_dir:  # the run has ended and its folder is written
+        shutil.rmtree(args.backup_dir, ignore_errors=True)
     measured = numbers["measured"]
     print(f"{arch} (weights {weights}) compressed ({result.record['method']}): removed "
           f"{', '.join(result.record['removed'])}; test accuracy "
@@ -437,6 +442,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--verbose", type=int, default=0, choices=(0, 1, 2))
     p.add_argument("--out", type=_new_folder, required=True,
                    help="new folder for the Keras save, card, compression.json and tradeoff.png")
+    p.add_argument("--backup-dir", default=None, metavar="DIR",
+                   help="back up after every epoch into DIR; the same command resumes there "
+                        "after a stop (DIR is removed when the run has ended)")
     p.set_defaults(func=_cmd_compress)
 
     p = sub.add_parser("export", help="export for serving: ONNX, TFLite or TF SavedModel")

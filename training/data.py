@@ -1,5 +1,5 @@
 """The input pipeline's engines: load a split for an engine, and run the pipeline that
-``training.transforms`` describes on it. Both feed ``model.fit`` on every backend.
+``keras_gated.transforms`` describes on it. Both feed ``model.fit`` on every backend.
 
 * ``numpy`` (the default; no TensorFlow): the split as numpy arrays, batches made by a
   ``keras.utils.PyDataset`` (``training.numpy_engine``);
@@ -18,8 +18,8 @@ from __future__ import annotations
 import numpy as np
 
 from keras_gated.recipes import Recipe
+from keras_gated.transforms import Transforms
 from training.numpy_engine import ArraySource, NumpyBatches
-from training.transforms import Transforms
 
 ENGINES = ("numpy", "tf")
 # The engine a run uses when it does not choose one (docs/data_engines.md: measured the

@@ -15,7 +15,8 @@ into the identity and ``prune`` can then drop it with no change to the function.
 2. *choose*: the removable blocks by increasing g(k), taken until the budget (a
    fraction of the source's counted MACs, or a number of blocks) is met;
 3. *prune* those blocks (exactly the pressured net with their g(k) = 0);
-4. *fine-tune* the smaller net for ``epochs`` with plain ``fit``.
+4. *fine-tune* the smaller net for ``epochs`` with plain ``fit``, its learning rate
+   decayed to 0 along a half cosine.
 
 Baselines, for measuring what the pressure is worth at the same budget:
 ``"lowest"`` (step 2 on the source's own gates, no pressure), ``"random"`` (seeded
@@ -28,11 +29,13 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import keras
 import numpy as np
 
+from keras_gated.analysis.compress_training import RunBackup, train_epochs
 from keras_gated.analysis.prune import prune
 from keras_gated.analysis.removal import removable_blocks
 from keras_gated.gating import gated_blocks, residual_gate_of
@@ -150,67 +153,18 @@ def _copy(model: keras.Model) -> keras.Model:
     return copy
 
 
-def _from_logits(model: keras.Model) -> bool:
-    try:
-        activation = model.get_layer("predictions").activation
-    except ValueError:
-        return False
-    return getattr(activation, "__name__", "") != "softmax"
-
-
-def augmented(x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """A copy of the images ``x`` (N, H, W, C), each flipped left-right with probability
-    1/2 and cropped back to H × W at a random offset from the image reflect-padded by 4
-    pixels (the CIFAR recipe)."""
-    images = x.copy()
-    flip = rng.random(len(images)) < 0.5
-    images[flip] = images[flip, :, ::-1]
-    h, w = images.shape[1:3]
-    padded = np.pad(images, ((0, 0), (4, 4), (4, 4), (0, 0)), mode="reflect")
-    for i, (dy, dx) in enumerate(rng.integers(0, 9, size=(len(images), 2))):
-        images[i] = padded[i, dy:dy + h, dx:dx + w]
-    return images
-
-
-def _fit(model: keras.Model, data, *, epochs: int, batch_size: int, learning_rate: float,
-         augment: bool, seed: int, verbose: int) -> list[dict]:
-    """Plain ``fit`` with SGD (momentum 0.9, Nesterov) on ``data``: ``(x, y)`` arrays or
-    anything ``fit`` takes as ``x``; returns one dict of metrics per epoch."""
-    if epochs == 0:
-        return []
-    model.compile(
-        optimizer=keras.optimizers.SGD(learning_rate, momentum=0.9, nesterov=True),
-        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=_from_logits(model)),
-        metrics=["accuracy"],
-    )
-    if not isinstance(data, (tuple, list)):
-        history = model.fit(data, epochs=epochs, verbose=verbose).history
-        return [{n: float(v[e]) for n, v in history.items()} for e in range(epochs)]
-    x, y = data
-    if not (augment and np.ndim(x) == 4):
-        history = model.fit(x, y, batch_size=batch_size, epochs=epochs, shuffle=True,
-                            verbose=verbose).history
-        return [{n: float(v[e]) for n, v in history.items()} for e in range(epochs)]
-    # One augmented copy per epoch, drawn from one seeded generator: the same run gives
-    # the same images on every backend.
-    rng, rows = np.random.default_rng(seed), []
-    for epoch in range(epochs):
-        history = model.fit(augmented(x, rng), y, batch_size=batch_size, epochs=epoch + 1,
-                            initial_epoch=epoch, shuffle=True, verbose=verbose).history
-        rows.append({n: float(v[-1]) for n, v in history.items()})
-    return rows
-
-
 def apply_pressure(model: keras.Model, data, blocks: Sequence[str], *, strength: float,
                    epochs: int, **fit_args: Any) -> list[dict]:
-    """Train ``model`` in place under ``GatePressure(strength)`` on the gates of ``blocks``;
-    the penalty is taken off afterwards (nothing of it is saved with the model)."""
+    """Train ``model`` in place under ``GatePressure(strength)`` on the gates of ``blocks``
+    at a constant learning rate (``train_epochs``' arguments in ``fit_args``); the penalty
+    is taken off afterwards (nothing of it is saved with the model)."""
     layers = gated_blocks(model)
     gates = [residual_gate_of(layers[name]) for name in blocks]
     for gate in gates:
         gate.k.regularizer = GatePressure(strength, gate.gate)
     try:
-        return _fit(model, data, epochs=epochs, **fit_args)
+        return train_epochs(model, data, epochs=epochs, schedule="constant", phase="pressure",
+                            **fit_args)
     finally:
         for gate in gates:
             gate.k.regularizer = None
@@ -228,10 +182,12 @@ def compress(
     baseline: str | None = None,
     remove: Sequence[str] | None = None,
     batch_size: int = 128,
-    learning_rate: float = 0.01,
+    learning_rate: float | None = None,
     augment: bool = False,
     seed: int = 0,
     verbose: int = 0,
+    backup_dir: str | Path | None = None,
+    delete_backup: bool = True,
 ) -> CompressionResult:
     """A smaller net from a gated one, at a budget, by gate-guided block removal.
 
@@ -251,9 +207,16 @@ def compress(
         remove: the blocks to remove, chosen by the caller (e.g. those of an earlier
             run, so that ``"scratch"`` trains exactly that architecture); they must meet
             the budget, and no pressure phase runs to choose them.
-        batch_size, learning_rate: of SGD (momentum 0.9, Nesterov), both phases.
+        batch_size: of SGD (momentum 0.9, Nesterov), both phases.
+        learning_rate: SGD's rate, held during the pressure and decayed to 0 along a half
+            cosine during fine-tuning (default 0.01; 0.1 for ``"scratch"``, the rate a
+            fresh pre-activation net is trained at).
         augment: random flips and padded crops of ``(x, y)`` images during training.
-        seed: seeds Keras (initialisation, shuffling), the random baseline and augmentation.
+        seed: seeds Keras (initialisation), each epoch's order, the random baseline and
+            the augmentation.
+        backup_dir: a folder for a backup after every epoch (weights, optimizer state,
+            epochs done, per phase); calling again with the same arguments resumes there.
+        delete_backup: remove ``backup_dir`` when the run has ended.
     Returns:
         ``CompressionResult``: the smaller model and a record (blocks removed, g(k) of
         every removable block before and after the pressure, MACs before and after).
@@ -274,9 +237,16 @@ def compress(
     if not candidates:
         raise ValueError(not_compressible(model))
     pressure_epochs = epochs if pressure_epochs is None else pressure_epochs
+    if learning_rate is None:
+        learning_rate = 0.1 if baseline == "scratch" else 0.01
+    settings = dict(source=model.name, macs=macs, blocks=blocks, epochs=epochs,
+                    pressure_epochs=pressure_epochs, strength=strength, baseline=baseline,
+                    remove=list(remove) if remove is not None else None, batch_size=batch_size,
+                    learning_rate=learning_rate, augment=augment, seed=seed)
+    backup = RunBackup(backup_dir, settings)
     keras.utils.set_random_seed(seed)
-    fit_args = dict(batch_size=batch_size, learning_rate=learning_rate, augment=augment,
-                    seed=seed, verbose=verbose)
+    fit_args = dict(batch_size=batch_size, augment=augment, seed=seed, verbose=verbose,
+                    backup=backup)
 
     work = _copy(model)
     total = count_macs(work)
@@ -286,7 +256,9 @@ def compress(
     pressed = baseline in (None, "scratch") and remove is None
     if pressed:  # the method's phase; for "scratch" it only chooses the architecture
         history["pressure"] = apply_pressure(work, data, candidates, strength=strength,
-                                             epochs=pressure_epochs, **fit_args)
+                                             epochs=pressure_epochs, learning_rate=0.01
+                                             if baseline == "scratch" else learning_rate,
+                                             **fit_args)
     after = gate_openings(work, candidates)
     if remove is not None:
         unknown = [name for name in remove if name not in candidates]
@@ -305,12 +277,14 @@ def compress(
         gate.k.assign(gate.removal_k())
     smaller = prune(work, removed, name=model.name)
     before_finetune = _copy(smaller)
-    train_epochs = epochs
+    finetune_epochs = epochs
     if baseline == "scratch":  # the same architecture, new weights, the total epochs
         smaller = smaller.__class__.from_config(smaller.get_config())
         smaller.class_names = getattr(model, "class_names", None)
-        train_epochs = pressure_epochs + epochs
-    history["finetune"] = _fit(smaller, data, epochs=train_epochs, **fit_args)
+        finetune_epochs = pressure_epochs + epochs
+    history["finetune"] = train_epochs(smaller, data, epochs=finetune_epochs,
+                                       learning_rate=learning_rate, schedule="cosine",
+                                       phase="finetune", **fit_args)
     record = {
         "method": baseline or METHOD,
         "budget": {"macs": macs} if macs is not None else {"blocks": blocks},
@@ -325,11 +299,14 @@ def compress(
         "chosen_by": ("caller" if remove is not None else "random" if baseline == "random"
                       else "lowest g(k) after pressure" if pressed else "lowest g(k) of the source"),
         "pressure": {"strength": strength, "epochs": pressure_epochs if pressed else 0},
-        "finetune_epochs": train_epochs,
+        "finetune_epochs": finetune_epochs,
+        "finetune_schedule": "cosine",
         "batch_size": batch_size,
         "learning_rate": learning_rate,
         "augment": augment,
         "seed": seed,
         "history": history,
     }
+    if delete_backup:
+        backup.delete()
     return CompressionResult(smaller, record, work, before_finetune)

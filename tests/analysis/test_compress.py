@@ -80,14 +80,61 @@ def test_blocks_n_removes_n_blocks():
     assert record["parameters_after"] < record["parameters_before"]
 
 
-def test_augmentation_flips_and_shifts_each_image_reproducibly():
-    from keras_gated.analysis.compress import augmented
+def test_each_epochs_images_are_drawn_from_the_seed_and_epoch_alone():
+    from keras_gated.analysis.compress_training import _epoch_arrays
 
-    x = _data((8, 8, 3), n=64)[0]
-    first, again = (augmented(x, np.random.default_rng(0)) for _ in range(2))
-    np.testing.assert_array_equal(first, again)
-    assert first.shape == x.shape and not np.array_equal(first, x)
-    assert np.isclose(first.mean(), x.mean(), rtol=0.05)  # moved pixels, not new ones
+    x, y = _data((8, 8, 3), n=64)
+    first, again = (_epoch_arrays(x, y, epoch=3, seed=1, augment=True) for _ in range(2))
+    np.testing.assert_array_equal(first[0], again[0])
+    np.testing.assert_array_equal(first[1], again[1])
+    other = _epoch_arrays(x, y, epoch=4, seed=1, augment=True)
+    assert not np.array_equal(first[1], other[1])  # a new order each epoch
+    assert first[0].shape == x.shape and sorted(first[1]) == sorted(y)
+    assert np.isclose(first[0].mean(), x.mean(), rtol=0.05)  # moved pixels, not new ones
+    plain = _epoch_arrays(x, y, epoch=3, seed=1, augment=False)
+    np.testing.assert_array_equal(plain[1], first[1])
+    assert not np.array_equal(plain[0], first[0])  # flipped and shifted
+
+
+def test_a_stopped_run_resumes_from_its_backup_and_ends_where_an_unstopped_one_does(
+        tmp_path, monkeypatch):
+    x, y = _data((28, 28, 1), n=48)
+    args = dict(blocks=2, epochs=2, pressure_epochs=2, strength=0.1, batch_size=16,
+                learning_rate=0.05, augment=False, seed=3)
+    source = _fc()
+    whole = compress(source, (x, y), **args)
+    fit, calls = keras.Model.fit, []
+
+    def stop_in_the_third_epoch(self, *a, **kw):
+        calls.append(1)
+        if len(calls) == 3:  # pressure epochs 1 and 2 done, fine-tuning epoch 1 not
+            raise KeyboardInterrupt
+        return fit(self, *a, **kw)
+
+    monkeypatch.setattr(keras.Model, "fit", stop_in_the_third_epoch)
+    backup = tmp_path / "backup"
+    with pytest.raises(KeyboardInterrupt):
+        compress(source, (x, y), backup_dir=backup, **args)
+    assert json.loads((backup / "pressure.json").read_text())["epochs"]
+    assert not (backup / "finetune.json").exists()
+    monkeypatch.setattr(keras.Model, "fit", fit)
+    resumed = compress(source, (x, y), backup_dir=backup, **args)
+    assert not backup.exists()  # removed once the run has ended
+    assert resumed.record["removed"] == whole.record["removed"]
+    for phase in ("pressure", "finetune"):
+        for got, want in zip(resumed.record["history"][phase], whole.record["history"][phase]):
+            assert got == pytest.approx(want, rel=1e-5)
+    for a, b in zip(resumed.model.get_weights(), whole.model.get_weights()):
+        np.testing.assert_allclose(a, b, atol=1e-6, rtol=1e-6)
+
+
+def test_a_backup_of_other_settings_is_refused_with_what_differs(tmp_path):
+    x, y = _data((28, 28, 1), n=16)
+    compress(_fc(), (x, y), blocks=1, epochs=0, pressure_epochs=1, batch_size=16,
+             backup_dir=tmp_path / "b", delete_backup=False)
+    with pytest.raises(ValueError, match=r"other settings \(blocks\).*same arguments"):
+        compress(_fc(), (x, y), blocks=2, epochs=0, pressure_epochs=1, batch_size=16,
+                 backup_dir=tmp_path / "b")
 
 
 def test_the_pressure_lowers_the_gates_and_closes_some():
@@ -220,8 +267,10 @@ def test_cli_writes_a_folder_that_loads_and_evaluates_to_its_card(tmp_path):
     keras.saving.save_model(kg.create_model("gresnetfc2", classes=2), source, zipped=False)
     out = tmp_path / "out"
     code, printed = _cli("compress", "gresnetfc2", "--weights", str(source), "--dataset", str(data),
-                         "--blocks", "1", "--epochs", "1", "--batch-size", "16", "--out", str(out))
+                         "--blocks", "1", "--epochs", "1", "--batch-size", "16", "--out", str(out),
+                         "--backup-dir", str(tmp_path / "backup"))
     assert code == 0, printed
+    assert not (tmp_path / "backup").exists()  # removed once the folder is written
     metrics = json.loads((out / "metrics.json").read_text())
     numbers = json.loads((out / "compression.json").read_text())
     assert numbers["record"]["removed"] == ["block1"] == metrics["model_args"]["removed_blocks"]

@@ -11,7 +11,7 @@ from keras_gated.recipes import get_recipe
 from tests.helpers import needs_tensorflow, tensorflow_installed
 from training.data import augment, load_split, make_pipeline, random_subset
 from training.numpy_engine import ArraySource, NumpyBatches
-from training.transforms import Transforms, augment_batch, pad_batch
+from keras_gated.transforms import Transforms, augment_batch, pad_batch
 
 if tensorflow_installed():
     import tensorflow as tf

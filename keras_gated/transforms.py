@@ -1,6 +1,7 @@
 """The input pipeline, described once: what happens to a split's images between the
-data set and ``model.fit``. The engines (``training.data``'s ``tf.data`` engine,
-``training.numpy_engine``) run this description; neither adds a step of its own.
+data set and ``model.fit``. The training engines (``training.data``'s ``tf.data`` engine,
+``training.numpy_engine``) and ``keras_gated.analysis.compress`` run this description;
+none adds a step of its own.
 
 In order, for a training split:
 

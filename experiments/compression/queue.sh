@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# The compression measurements of docs/compression.md, one run after the other, each
+# resumable: start it in the background from the root of a source checkout with the
+# project's environment active,
+#
+#   nohup bash experiments/compression/queue.sh > /dev/null 2>&1 &
+#
+# and start the same command again after a crash, a kill or a new session. Every run is
+# `keras-gated compress` (JAX, one thread, nice 19) with a backup after every epoch in
+# $RUNS/<name>/backup (it resumes there) and its output folder in $RUNS/<name>/out
+# (experiments/in_flight/compression/, ignored by git: it holds weights). A finished run
+# keeps its text records (compression.json, metrics.json, the card as card.md, the
+# trade-off plot, its output as compress.log) and a status.json in results/<name>/; a run
+# with a status.json there is skipped. results/queue.log says what started and ended.
+#
+# Order (E fine-tuning and P pressure epochs, the same for every run; about 8 CPU-hours):
+#   gresnet20.cifar10 at 0.5, 0.75 and 0.35 of its MACs: the method, (a) lowest,
+#   (b) random, (c) scratch with the method's architecture; then gwrn_16_2.cifar10 at
+#   0.5: the method, (a) and (c).
+set -u
+cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
+RUNS=${RUNS:-experiments/in_flight/compression}
+RESULTS=${RESULTS:-experiments/compression/results}
+PYTHON=${PYTHON:-python}
+E=${E:-3}
+P=${P:-2}
+export KERAS_BACKEND=jax
+export XLA_FLAGS="--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
+export TF_NUM_INTRAOP_THREADS=1 TF_NUM_INTEROP_THREADS=1
+mkdir -p "$RUNS" "$RESULTS"
+exec 9> "$RUNS/queue.lock"
+if ! flock -n 9; then
+  echo "queue: another compression queue holds $RUNS/queue.lock; not starting a second one" >&2
+  exit 1
+fi
+
+note() { echo "$(date -u '+%Y-%m-%d %H:%M:%S') $*" >> "$RESULTS/queue.log"; }
+
+# compress NAME WEIGHT_ID ARGS...: one run, skipped when results/NAME/status.json exists.
+compress() {
+  local name=$1 weight_id=$2; shift 2
+  local dir="$RUNS/$name" dest="$RESULTS/$name" rc
+  [ -f "$dest/status.json" ] && return 0
+  mkdir -p "$dir"
+  rm -rf "$dir/out"  # an unfinished run's output is written again from its backup
+  note "start $name: $weight_id $*"
+  nice -n 19 "$PYTHON" -c 'import sys; from keras_gated.cli import main; sys.exit(main())' \
+    compress "$weight_id" --dataset cifar10 --epochs "$E" --pressure-epochs "$P" --augment \
+    "$@" --backup-dir "$dir/backup" --out "$dir/out" --verbose 2 >> "$dir/compress.log" 2>&1
+  rc=$?
+  note "end $name: exit $rc"
+  [ "$rc" -eq 0 ] || return 0
+  mkdir -p "$dest"
+  cp "$dir/out/compression.json" "$dir/out/metrics.json" "$dir/out/tradeoff.png" "$dest/"
+  cp "$dir/out/README.md" "$dest/card.md"
+  cp "$dir/compress.log" "$dest/compress.log"
+  printf '{"status": "finished", "marked": "%s"}\n' "$(date -u)" > "$dest/status.json"
+}
+
+for budget in 0.5 0.75 0.35; do
+  tag=m$(echo "$budget" | tr -d .)
+  compress "gresnet20-$tag" gresnet20.cifar10 --macs "$budget"
+  compress "gresnet20-$tag-lowest" gresnet20.cifar10 --macs "$budget" --baseline lowest
+  compress "gresnet20-$tag-random" gresnet20.cifar10 --macs "$budget" --baseline random
+  if [ -f "$RESULTS/gresnet20-$tag/compression.json" ]; then
+    compress "gresnet20-$tag-scratch" gresnet20.cifar10 --macs "$budget" --baseline scratch \
+      --remove-like "$RESULTS/gresnet20-$tag"
+  fi
+done
+compress gwrn_16_2-m05 gwrn_16_2.cifar10 --macs 0.5
+compress gwrn_16_2-m05-lowest gwrn_16_2.cifar10 --macs 0.5 --baseline lowest
+if [ -f "$RESULTS/gwrn_16_2-m05/compression.json" ]; then
+  compress gwrn_16_2-m05-scratch gwrn_16_2.cifar10 --macs 0.5 --baseline scratch \
+    --remove-like "$RESULTS/gwrn_16_2-m05"
+fi
+note "queue done"

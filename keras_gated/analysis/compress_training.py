@@ -1,0 +1,153 @@
+"""The training ``compress`` runs in its phases (pressure, fine-tuning), epoch by epoch,
+with a backup after each epoch so that a stopped run resumes where it stopped.
+
+Each epoch is one plain ``fit`` call. On ``(x, y)`` arrays the epoch's order is a
+permutation drawn from ``(seed, epoch)`` and, with ``augment``, its images are padded by
+4 pixels (reflected), cropped back at a random offset and flipped left-right with
+probability 1/2 (``keras_gated.transforms``, the CIFAR recipe), drawn from
+``(seed, epoch)`` too: epoch e sees the same images whether the run went through or was
+resumed before it.
+
+The backup follows ``keras.callbacks.BackupAndRestore``: the model's weights with the
+optimizer's state (``save_weights``) and the epochs done, per phase, in one folder;
+``settings.json`` there refuses a resume with other arguments.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import keras
+import numpy as np
+
+from keras_gated.transforms import Transforms, augment_batch
+
+CIFAR_AUGMENTATION = Transforms(batch_size=1, shuffle=True, pad=4, pad_mode="reflect", flip=True)
+SCHEDULES = ("constant", "cosine")
+
+
+class RunBackup:
+    """The per-epoch backup of one ``compress`` run, in ``folder`` (None: no backup)."""
+
+    def __init__(self, folder: str | Path | None, settings: dict[str, Any]) -> None:
+        self.folder = None if folder is None else Path(folder)
+        if self.folder is None:
+            return
+        self.folder.mkdir(parents=True, exist_ok=True)
+        path = self.folder / "settings.json"
+        wanted = json.loads(json.dumps(settings))
+        if path.is_file():
+            found = json.loads(path.read_text())
+            if found != wanted:
+                changed = sorted(k for k in set(found) | set(wanted) if found.get(k) != wanted.get(k))
+                raise ValueError(f"The backup in {self.folder} is of a compress run with other "
+                                 f"settings ({', '.join(changed)}): give the same arguments to "
+                                 "resume it, or a new backup folder to start afresh.")
+        else:
+            path.write_text(json.dumps(wanted, indent=1, sort_keys=True))
+
+    def _files(self, phase: str) -> tuple[Path, Path]:
+        return self.folder / f"{phase}.weights.h5", self.folder / f"{phase}.json"
+
+    def restore(self, phase: str, model: keras.Model) -> list[dict]:
+        """Load the phase's last backup into the compiled ``model`` (weights and optimizer
+        state); the metrics of the epochs it had done ([] when there is none)."""
+        if self.folder is None:
+            return []
+        weights, record = self._files(phase)
+        if not (weights.is_file() and record.is_file()):
+            return []
+        if model.optimizer is not None and not model.optimizer.built:
+            model.optimizer.build(model.trainable_variables)
+        model.load_weights(weights)
+        return json.loads(record.read_text())["epochs"]
+
+    def save(self, phase: str, model: keras.Model, rows: list[dict]) -> None:
+        """Back up ``model`` (weights and optimizer state) after ``len(rows)`` epochs."""
+        if self.folder is None:
+            return
+        weights, record = self._files(phase)
+        partial = weights.with_name(f"{phase}.partial.weights.h5")
+        model.save_weights(partial)
+        partial.replace(weights)
+        record.write_text(json.dumps({"epochs": rows}, indent=1))
+
+    def delete(self) -> None:
+        """Remove the folder (the run has ended and its outputs are written)."""
+        if self.folder is not None and self.folder.is_dir():
+            shutil.rmtree(self.folder)
+
+
+def from_logits(model: keras.Model) -> bool:
+    """Whether the model's ``predictions`` layer leaves its outputs as logits."""
+    try:
+        activation = model.get_layer("predictions").activation
+    except ValueError:
+        return False
+    return getattr(activation, "__name__", "") != "softmax"
+
+
+def _steps_per_epoch(data, batch_size: int) -> int | None:
+    if isinstance(data, (tuple, list)):
+        return math.ceil(len(data[0]) / batch_size)
+    try:
+        return len(data)
+    except TypeError:
+        return None
+
+
+def _epoch_arrays(x: np.ndarray, y: np.ndarray, *, epoch: int, seed: int,
+                  augment: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Epoch ``epoch``'s examples in its order, augmented when asked (images only)."""
+    rng = np.random.default_rng([seed, epoch])
+    order = rng.permutation(len(x))
+    xs, ys = x[order], y[order]
+    if augment and np.ndim(x) == 4:
+        xs = augment_batch(xs.astype("float32"), CIFAR_AUGMENTATION, rng)
+    return xs, ys
+
+
+def train_epochs(model: keras.Model, data, *, epochs: int, batch_size: int,
+                 learning_rate: float, schedule: str = "constant", augment: bool = False,
+                 seed: int = 0, verbose: int = 0, backup: RunBackup | None = None,
+                 phase: str = "train",
+                 on_epoch: Callable[[str, int, dict], None] | None = None) -> list[dict]:
+    """Train ``model`` for ``epochs`` with SGD (momentum 0.9, Nesterov) at
+    ``learning_rate``, held (``"constant"``) or decayed to 0 along a half cosine over the
+    run's steps (``"cosine"``: lr_t = lr/2·(1 + cos(π t/T))); resumes from ``backup``'s
+    ``phase`` when it has one. ``data``: ``(x, y)`` arrays, or anything ``fit`` takes as
+    ``x`` (then ``augment`` does not apply). One dict of metrics per epoch."""
+    if schedule not in SCHEDULES:
+        raise ValueError(f"Unknown schedule {schedule!r}; choose one of {', '.join(SCHEDULES)}.")
+    if epochs == 0:
+        return []
+    rate: Any = learning_rate
+    steps = _steps_per_epoch(data, batch_size)
+    if schedule == "cosine" and steps is not None:
+        rate = keras.optimizers.schedules.CosineDecay(learning_rate, decay_steps=steps * epochs)
+    model.compile(
+        optimizer=keras.optimizers.SGD(rate, momentum=0.9, nesterov=True),
+        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=from_logits(model)),
+        metrics=["accuracy"],
+    )
+    backup = backup or RunBackup(None, {})
+    rows = backup.restore(phase, model)
+    for epoch in range(len(rows), epochs):
+        if isinstance(data, (tuple, list)):
+            xs, ys = _epoch_arrays(np.asarray(data[0]), np.asarray(data[1]), epoch=epoch,
+                                   seed=seed, augment=augment)
+            history = model.fit(xs, ys, batch_size=batch_size, epochs=epoch + 1,
+                                initial_epoch=epoch, shuffle=False, verbose=verbose).history
+        else:
+            history = model.fit(data, epochs=epoch + 1, initial_epoch=epoch,
+                                verbose=verbose).history
+        rows.append({name: float(values[-1]) for name, values in history.items()})
+        backup.save(phase, model, rows)
+        if on_epoch is not None:
+            on_epoch(phase, epoch, rows[-1])
+    return rows
