@@ -1,0 +1,76 @@
+"""experiments/compression/queue.sh: the runs of docs/compression.md in order, each kept
+once finished and skipped after, the scratch baseline given its method run's blocks, with
+a stand-in for keras-gated compress."""
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+QUEUE = ROOT / "experiments" / "compression" / "queue.sh"
+
+pytestmark = pytest.mark.skipif(shutil.which("bash") is None or shutil.which("flock") is None,
+                                reason="needs bash and flock")
+
+# A python that answers `-c <code> compress ...` by logging its arguments and writing what
+# keras-gated compress writes into --out (or failing when FAIL names the run).
+STAND_IN = r'''#!/bin/bash
+[ "$1" = "-c" ] || exit 3
+shift 2
+echo "KERAS_BACKEND=$KERAS_BACKEND $*" >> "$CALLS"
+out=""; prev=""
+for arg in "$@"; do [ "$prev" = "--out" ] && out=$arg; prev=$arg; done
+case "$out" in *"/${FAIL:-none}/"*) exit 1;; esac
+mkdir -p "$out"
+echo '{"record": {"removed": ["stage1_unit2"]}}' > "$out/compression.json"
+echo '{"test_accuracy": 0.5}' > "$out/metrics.json"
+echo png > "$out/tradeoff.png"; echo card > "$out/README.md"; echo "epoch lines"
+'''
+
+
+def _queue(tmp_path, **extra) -> list[str]:
+    python = tmp_path / "python"
+    python.write_text(STAND_IN)
+    python.chmod(0o755)
+    env = {"RUNS": str(tmp_path / "runs"), "RESULTS": str(tmp_path / "results"),
+           "PYTHON": str(python), "CALLS": str(tmp_path / "calls"), "PATH": "/usr/bin:/bin",
+           **extra}
+    result = subprocess.run(["bash", str(QUEUE)], env=env, capture_output=True, text=True,
+                            timeout=60)
+    assert result.returncode == 0, result.stderr
+    calls = tmp_path / "calls"
+    return calls.read_text().splitlines() if calls.exists() else []
+
+
+def _name(call: str) -> str:
+    return call.split("--out ")[1].split()[0].split("/")[-2]
+
+
+def test_the_queue_runs_every_budget_and_baseline_in_order_and_keeps_the_records(tmp_path):
+    calls = _queue(tmp_path)
+    names = [_name(c) for c in calls]
+    gresnet = [f"gresnet20-{tag}{suffix}" for tag in ("m05", "m075", "m035")
+               for suffix in ("", "-lowest", "-random", "-scratch")]
+    assert names == gresnet + ["gwrn_16_2-m05", "gwrn_16_2-m05-lowest", "gwrn_16_2-m05-scratch"]
+    assert all(c.startswith("KERAS_BACKEND=jax compress ") and "--epochs 3 --pressure-epochs 2"
+               in c and "--augment" in c and "--backup-dir" in c for c in calls)
+    scratch = calls[names.index("gresnet20-m05-scratch")]
+    assert f"--remove-like {tmp_path}/results/gresnet20-m05 " in scratch
+    kept = tmp_path / "results" / "gresnet20-m05"
+    assert {p.name for p in kept.iterdir()} == {"compression.json", "metrics.json", "tradeoff.png",
+                                               "card.md", "compress.log", "status.json"}
+    assert json.loads((kept / "status.json").read_text())["status"] == "finished"
+    assert "queue done" in (tmp_path / "results" / "queue.log").read_text()
+    assert _queue(tmp_path) == calls  # finished runs are skipped: no new call
+
+
+def test_a_failed_run_is_tried_again_and_its_scratch_baseline_waits(tmp_path):
+    calls = _queue(tmp_path, FAIL="gresnet20-m05")
+    names = [_name(c) for c in calls]
+    assert "gresnet20-m05-scratch" not in names and "gresnet20-m05-lowest" in names
+    assert not (tmp_path / "results" / "gresnet20-m05").exists()
+    again = [_name(c) for c in _queue(tmp_path)[len(calls):]]
+    assert again == ["gresnet20-m05", "gresnet20-m05-scratch"]
