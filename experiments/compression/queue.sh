@@ -10,8 +10,9 @@
 # $RUNS/<name>/backup (it resumes there) and its output folder in $RUNS/<name>/out
 # (experiments/in_flight/compression/, ignored by git: it holds weights). A finished run
 # keeps its text records (compression.json, metrics.json, the card as card.md, the
-# trade-off plot, its output as compress.log) and a status.json in results/<name>/; a run
-# with a status.json there is skipped. results/queue.log says what started and ended.
+# trade-off plot, its output as compress.log, and `keras-gated evaluate`'s measurement of
+# the folder as evaluate.log) and a status.json in results/<name>/; a run with a
+# status.json there is skipped. results/queue.log says what started and ended.
 #
 # Order (E fine-tuning and P pressure epochs, the same for every run; about 8 CPU-hours):
 #   gresnet20.cifar10 at 0.5, 0.75 and 0.35 of its MACs: the method, (a) lowest,
@@ -54,6 +55,9 @@ compress() {
   cp "$dir/out/compression.json" "$dir/out/metrics.json" "$dir/out/tradeoff.png" "$dest/"
   cp "$dir/out/README.md" "$dest/card.md"
   cp "$dir/compress.log" "$dest/compress.log"
+  # The card's accuracy, measured again by the command a user runs.
+  nice -n 19 "$PYTHON" -c 'import sys; from keras_gated.cli import main; sys.exit(main())' \
+    evaluate "${weight_id%%.*}" --weights "$dir/out" --dataset cifar10 > "$dest/evaluate.log" 2>&1
   printf '{"status": "finished", "marked": "%s"}\n' "$(date -u)" > "$dest/status.json"
 }
 

@@ -20,6 +20,7 @@ pytestmark = pytest.mark.skipif(shutil.which("bash") is None or shutil.which("fl
 STAND_IN = r'''#!/bin/bash
 [ "$1" = "-c" ] || exit 3
 shift 2
+if [ "$1" = "evaluate" ]; then echo "evaluate $*" >> "$EVALUATIONS"; echo "test accuracy: 0.5000"; exit 0; fi
 echo "KERAS_BACKEND=$KERAS_BACKEND $*" >> "$CALLS"
 out=""; prev=""
 for arg in "$@"; do [ "$prev" = "--out" ] && out=$arg; prev=$arg; done
@@ -36,7 +37,8 @@ def _queue(tmp_path, **extra) -> list[str]:
     python.write_text(STAND_IN)
     python.chmod(0o755)
     env = {"RUNS": str(tmp_path / "runs"), "RESULTS": str(tmp_path / "results"),
-           "PYTHON": str(python), "CALLS": str(tmp_path / "calls"), "PATH": "/usr/bin:/bin",
+           "PYTHON": str(python), "CALLS": str(tmp_path / "calls"),
+           "EVALUATIONS": str(tmp_path / "evaluations"), "PATH": "/usr/bin:/bin",
            **extra}
     result = subprocess.run(["bash", str(QUEUE)], env=env, capture_output=True, text=True,
                             timeout=60)
@@ -61,7 +63,13 @@ def test_the_queue_runs_every_budget_and_baseline_in_order_and_keeps_the_records
     assert f"--remove-like {tmp_path}/results/gresnet20-m05 " in scratch
     kept = tmp_path / "results" / "gresnet20-m05"
     assert {p.name for p in kept.iterdir()} == {"compression.json", "metrics.json", "tradeoff.png",
-                                               "card.md", "compress.log", "status.json"}
+                                               "card.md", "compress.log", "evaluate.log",
+                                               "status.json"}
+    assert (kept / "evaluate.log").read_text() == "test accuracy: 0.5000\n"
+    evaluations = (tmp_path / "evaluations").read_text().splitlines()
+    assert len(evaluations) == len(calls)
+    assert evaluations[0] == f"evaluate evaluate gresnet20 --weights {tmp_path}/runs/gresnet20-m05/out --dataset cifar10"
+    assert evaluations[-1].startswith("evaluate evaluate gwrn_16_2 --weights")
     assert json.loads((kept / "status.json").read_text())["status"] == "finished"
     assert "queue done" in (tmp_path / "results" / "queue.log").read_text()
     assert _queue(tmp_path) == calls  # finished runs are skipped: no new call
