@@ -120,7 +120,8 @@ def write_compressed(result: CompressionResult, source: keras.Model, out: str | 
     ])
     recipe = (f"keras_gated.compress ({record['method']}): pressure λ={record['pressure']['strength']} "
               f"for {record['pressure']['epochs']} epochs, then {record['finetune_epochs']} epochs of "
-              f"fine-tuning; SGD (momentum 0.9, Nesterov), learning rate {record['learning_rate']}, "
+              f"fine-tuning; SGD (momentum 0.9, Nesterov), learning rate {record['learning_rate']}"
+              f"{' decayed to 0 along a half cosine' if record.get('finetune_schedule') == 'cosine' else ''}, "
               f"batch {record['batch_size']}, augmentation {'on' if record['augment'] else 'off'}, "
               f"seed {record['seed']}")
     save_zoo_folder(result.model, out, weight_id=weight_id, metrics=metrics, recipe=recipe,
