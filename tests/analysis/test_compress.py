@@ -201,15 +201,21 @@ def test_impossible_requests_are_refused_in_one_sentence(kwargs, message):
         compress(_fc(), (x, y), epochs=0, pressure_epochs=0, **kwargs)
 
 
-def test_a_net_without_removable_gated_blocks_is_told_how_to_gate_one_first():
-    model = kg.PreActResNet20(classes=3, input_shape=(8, 8, 3))
+@pytest.mark.parametrize("build, shape", [
+    (lambda: kg.PreActResNet20(classes=3, input_shape=(8, 8, 3)), (8, 8, 3)),
+    (lambda: kg.HighwayFC(4, classes=3), (28, 28, 1)),  # T(x) depends on the input
+])
+def test_a_net_without_removable_gated_blocks_is_told_how_to_gate_one_first(build, shape):
+    model = build()
     with pytest.raises(ValueError) as error:
-        compress(model, _data((8, 8, 3), n=8), blocks=1)
+        compress(model, _data(shape, n=8), blocks=1)
     text = str(error.value)
     assert "keras_gated.gate(model)" in text and "GResNet" in text and "\n" not in text
     assert text.count(". ") == 0  # one sentence
-    gated = kg.gate(model)
-    assert compressible_blocks(gated)
+
+
+def test_a_gated_twin_of_an_ungated_net_can_be_compressed():
+    assert compressible_blocks(kg.gate(kg.PreActResNet20(classes=3, input_shape=(8, 8, 3))))
 
 
 def _cli(*argv: str) -> tuple[int, str]:
