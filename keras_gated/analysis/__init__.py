@@ -5,7 +5,8 @@ Srivastava et al. 2015).
 * ``removal``: accuracy with single blocks removed, and removal curves (by lowest
   |g(k)|, at random, by position) for gated nets and their ungated twins.
 * ``lesion``: lesioning, shuffling within stages, per-stage estimation error.
-* ``highway_activity``: transform-gate activity of Highway layers over data.
+* ``highway_activity``, ``highway_trace``: transform-gate activity of Highway layers over
+  data, and each layer's input, T(x) and output per example.
 * ``prune``: a new, smaller model without the removed blocks.
 * ``compress``: a smaller net at a MACs or block budget: the gates learned under an L1
   pressure, the closed blocks pruned, the rest fine-tuned.
@@ -14,7 +15,7 @@ Srivastava et al. 2015).
 
 from keras_gated.analysis.compress import compress
 from keras_gated.analysis.gate_log import GateLogger
-from keras_gated.analysis.highway_activity import highway_activity
+from keras_gated.analysis.highway_activity import highway_activity, highway_trace
 from keras_gated.analysis.lesion import (
     estimation_error,
     lesion_accuracies,
@@ -34,6 +35,7 @@ __all__ = [
     "compress",
     "estimation_error",
     "highway_activity",
+    "highway_trace",
     "lesion_accuracies",
     "prune",
     "removable_blocks",

@@ -16,6 +16,7 @@ from keras_gated.analysis import (
     accuracy,
     estimation_error,
     highway_activity,
+    highway_trace,
     prune,
     removable_blocks,
     removal_curve,
@@ -182,6 +183,23 @@ def test_highway_activity_matches_the_gate_bias():
     for result in activity.values():
         assert result["mean_t"] < 1e-6 and result["closed_fraction"] == 1.0
         assert result["sample_std"] < 1e-6
+
+
+def test_highway_trace_follows_the_highway_equation():
+    model = kg.HighwayFC(3, classes=3)
+    x, _ = _data((28, 28, 1), n=5)
+    trace = highway_trace(model, x, batch_size=2)
+    assert list(trace) == ["block1", "block2", "block3"]
+    for name, record in trace.items():
+        layer = model.get_layer(name)
+        h = to_numpy(layer.plain(record["input"]))
+        # y = H·T + x·(1 − T), the coupled Highway layer (Highway Networks eq. 3)
+        expected = h * record["t"] + record["input"] * (1 - record["t"])
+        np.testing.assert_allclose(record["output"], expected, atol=1e-5)
+        assert record["t"].shape == (5, record["input"].shape[-1])
+    np.testing.assert_allclose(trace["block2"]["input"], trace["block1"]["output"], atol=1e-6)
+    activity = highway_activity(model, x)
+    assert activity["block2"]["mean_t"] == pytest.approx(float(trace["block2"]["t"].mean()), abs=1e-6)
 
 
 def test_analyze_writes_plots_and_json(tmp_path):
