@@ -6,7 +6,8 @@ the transform-gate bias b_T of every block after training (all started at -2).
 Prints, as JSON: the mean, minimum and maximum bias, the fraction below the -2 start
 (the paper: "most biases actually decreased further during training"), the mean per
 third of the 50 blocks, and the correlation of a block's mean bias with its depth. Reads
-the released weights only (no data, no training; seconds of one CPU core).
+the released weights only (no data, no training; seconds of one CPU core). The whole figure,
+with the gate activity and block outputs, is ``python -m experiments.highway.highway_fig2``.
 """
 
 from __future__ import annotations
