@@ -26,29 +26,58 @@ def _save(fig, path: str | Path) -> Path:
     return path
 
 
-def plot_gate_values(values: Mapping[str, float], path: str | Path, title: str = "") -> Path:
-    """k per block, in model order (Residual Gates Fig. 4 and 7)."""
+# Reference values (a paper's numbers, given by the caller) are drawn in these styles, so
+# that they stand apart from the measured curves.
+_REFERENCE_COLORS = ("black", "tab:red", "tab:purple", "tab:brown")
+_REFERENCE_MARKERS = ("*", "X", "P", "D")
+_REFERENCE_LINES = ("-.", ":", (0, (5, 2)), (0, (1, 3)))
+
+# Measured curves cycle through markers and line styles, and the first ones drawn are the
+# widest, so that a curve that coincides with an earlier one leaves the earlier one visible.
+_MARKERS = ("o", "s", "^", "v", "D", "x", "P")
+_LINES = ("-", "--", "-.", ":")
+
+
+def plot_gate_values(values: Mapping[str, float], path: str | Path, title: str = "",
+                     reference: Mapping[str, float] | None = None) -> Path:
+    """k per block, in model order (Residual Gates Fig. 4 and 7). ``reference``: label ->
+    a value of k drawn as a horizontal line (e.g. a paper's mean k)."""
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(max(6, 0.35 * len(values)), 3.5))
-    ax.bar(range(len(values)), list(values.values()), color="tab:blue")
+    ax.bar(range(len(values)), list(values.values()), color="tab:blue", label="learned k")
     ax.set_xticks(range(len(values)), list(values), rotation=90, fontsize=7)
     ax.axhline(1.0, color="grey", lw=0.8, ls="--")
+    for index, (label, value) in enumerate((reference or {}).items()):
+        ax.axhline(value, color=_REFERENCE_COLORS[index % 4], ls=_REFERENCE_LINES[index % 4], lw=1.5,
+                   label=label)
+    if reference:
+        ax.legend(fontsize=7)
     ax.set_ylabel("k")
     ax.set_title(title or "learned gate k per block")
     return _save(fig, path)
 
 
-def plot_removal_curves(curves: Mapping[str, Mapping], path: str | Path, title: str = "") -> Path:
-    """Accuracy vs number of removed blocks, one line per curve (Residual Gates Fig. 5)."""
+def plot_removal_curves(curves: Mapping[str, Mapping], path: str | Path, title: str = "",
+                        reference: Mapping[str, Mapping] | None = None) -> Path:
+    """Accuracy vs number of removed blocks, one line per curve (Residual Gates Fig. 5),
+    each with its own marker and line style. ``reference``: label -> {"removed": [...],
+    "accuracy": [...]} drawn as unconnected points (e.g. a paper's numbers)."""
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(6, 4))
-    for label, curve in curves.items():
+    count = len(curves)
+    for index, (label, curve) in enumerate(curves.items()):
         removed, acc, std = curve["removed"], curve["accuracy"], curve.get("std")
-        ax.plot(removed, acc, marker="o", ms=3, label=label)
+        step = max(1, len(removed) // 12)  # long curves: a marker every few points, staggered
+        line, = ax.plot(removed, acc, marker=_MARKERS[index % len(_MARKERS)], ls=_LINES[index % len(_LINES)],
+                        ms=3 + (count - 1 - index), lw=1 + 0.5 * (count - 1 - index),
+                        markevery=(index % step, step), label=label)
         if std and any(std):
             lower = [a - s for a, s in zip(acc, std)]
             upper = [a + s for a, s in zip(acc, std)]
-            ax.fill_between(removed, lower, upper, alpha=0.2)
+            ax.fill_between(removed, lower, upper, color=line.get_color(), alpha=0.2)
+    for index, (label, points) in enumerate((reference or {}).items()):
+        ax.plot(points["removed"], points["accuracy"], ls="none", marker=_REFERENCE_MARKERS[index % 4],
+                ms=10, color=_REFERENCE_COLORS[index % 4], markeredgecolor="white", label=label)
     ax.set_xlabel("blocks removed")
     ax.set_ylabel("test accuracy")
     ax.set_ylim(0, 1)
@@ -57,20 +86,26 @@ def plot_removal_curves(curves: Mapping[str, Mapping], path: str | Path, title: 
     return _save(fig, path)
 
 
-def plot_estimation_error(errors: Mapping[str, Mapping], path: str | Path, title: str = "") -> Path:
+def plot_estimation_error(errors: Mapping[str, Mapping], path: str | Path, title: str = "",
+                          reference: Mapping[str, float] | None = None) -> Path:
     """Greff et al. Fig. 3: per stage, the mean estimation error x_l − x_L of each block
     with its standard deviation over the data as a band (left), and the scale-free
-    ‖x_l − x_L‖ / ‖x_L‖ (right)."""
+    ‖x_l − x_L‖ / ‖x_L‖ (right). ``reference``: label -> a mean estimation error drawn
+    as a horizontal line on the left (e.g. the paper's "close to zero")."""
     plt = _pyplot()
     fig, (signed, relative) = plt.subplots(1, 2, figsize=(10, 4))
-    for stage, result in errors.items():
+    for index, (stage, result) in enumerate(errors.items()):
         blocks = range(1, len(result["per_block"]) + 1)
+        style = dict(marker=_MARKERS[index % len(_MARKERS)], ls=_LINES[index % len(_LINES)], ms=4)
         if "signed_mean" in result:
             mean, std = np.asarray(result["signed_mean"]), np.asarray(result["signed_std"])
-            line, = signed.plot(blocks, mean, marker="o", ms=3, label=stage)
+            line, = signed.plot(blocks, mean, label=stage, **style)
             signed.fill_between(blocks, mean - std, mean + std, color=line.get_color(), alpha=0.15)
-        relative.plot(blocks, result["per_block"], marker="o", ms=3, label=stage)
+        relative.plot(blocks, result["per_block"], label=stage, **style)
     signed.axhline(0.0, color="grey", lw=0.5)
+    for index, (label, value) in enumerate((reference or {}).items()):
+        signed.axhline(value, color=_REFERENCE_COLORS[index % 4], ls=_REFERENCE_LINES[index % 4], lw=1.5,
+                       label=label)
     signed.set_ylabel("estimation error x_l − x_L: mean ± std over the data")
     relative.set_ylabel("‖x_l − x_L‖ / ‖x_L‖ (mean over the data)")
     for ax in (signed, relative):
@@ -96,9 +131,12 @@ def plot_highway_activity(activity: Mapping[str, Mapping], path: str | Path, tit
     return _save(fig, path)
 
 
-def plot_prune_tradeoff(points: list[Mapping], path: str | Path, title: str = "") -> Path:
+def plot_prune_tradeoff(points: list[Mapping], path: str | Path, title: str = "",
+                        reference: Mapping[str, Mapping] | None = None) -> Path:
     """Accuracy of pruned models against their counted MACs (left; exact, any machine)
-    and their measured inference time (right; this machine, under its load then)."""
+    and their measured inference time (right; this machine, under its load then).
+    ``reference``: label -> {"macs": ...} and/or {"seconds_per_image": ...}, drawn as a
+    vertical line on that panel (e.g. a paper's relative cost applied to the unpruned net)."""
     plt = _pyplot()
     fig, axes = plt.subplots(1, 2, figsize=(10, 4), sharey=True)
     accuracies = [p["accuracy"] for p in points]
@@ -110,6 +148,12 @@ def plot_prune_tradeoff(points: list[Mapping], path: str | Path, title: str = ""
         for p, x in zip(points, xs):
             ax.annotate(str(p["removed"]), (x, p["accuracy"]), fontsize=7)
         ax.set_xlabel(label)
+    for index, (label, where) in enumerate((reference or {}).items()):
+        for ax, key, scale in ((axes[0], "macs", 1e-6), (axes[1], "seconds_per_image", 1e3)):
+            if key in where:
+                ax.axvline(where[key] * scale, color=_REFERENCE_COLORS[index % 4],
+                           ls=_REFERENCE_LINES[index % 4], lw=1.5, label=label)
+                ax.legend(fontsize=7)
     axes[0].set_ylabel("test accuracy")
     fig.suptitle(title or "pruning by lowest |g(k)|: cost vs accuracy (labels: blocks removed)")
     return _save(fig, path)

@@ -254,3 +254,24 @@ def test_a_subset_of_a_class_sorted_split_is_drawn_at_random(tmp_path):
     assert np.array_equal(x, x_again) and np.array_equal(y, y_again)  # seeded
     everything = load_examples(str(folder), 100)[1]
     assert len(everything) == 36 and len(set(everything.tolist())) == 3
+
+
+def test_plots_draw_a_reference_beside_the_measured_values(tmp_path):
+    from keras_gated.analysis import plots
+
+    curves = {"a": {"removed": [0, 1, 2], "accuracy": [0.9, 0.8, 0.7], "std": [0, 0.05, 0.05]},
+              "b": {"removed": [0, 1, 2], "accuracy": [0.9, 0.8, 0.7]}}  # coincides with a
+    gates = {"block1": 1.2, "block2": 0.8}
+    points = [{"removed": 0, "accuracy": 0.9, "macs": 2e6, "seconds_per_image": 2e-5},
+              {"removed": 1, "accuracy": 0.8, "macs": 1e6, "seconds_per_image": 1e-5}]
+    errors = {"stage1": {"per_block": [0.5, 0.0], "signed_mean": [0.1, 0.0], "signed_std": [1.0, 0.0]}}
+    drawn = {
+        "removal": (plots.plot_removal_curves, curves, {"paper": {"removed": [1], "accuracy": [0.95]}}),
+        "gates": (plots.plot_gate_values, gates, {"paper": 1.04}),
+        "prune": (plots.plot_prune_tradeoff, points, {"paper": {"seconds_per_image": 1.2e-5}}),
+        "estimation": (plots.plot_estimation_error, errors, {"paper": 0.0}),
+    }
+    for name, (plot, values, reference) in drawn.items():
+        plain = plot(values, tmp_path / f"{name}.png")
+        with_reference = plot(values, tmp_path / f"{name}_reference.png", reference=reference)
+        assert plain.read_bytes() != with_reference.read_bytes(), name
