@@ -30,6 +30,7 @@ from experiments.tools.records import fingerprint, loss, rows
 MODEL = re.compile(r"^(plainnet|highwayfc)(\d+)$")
 RECIPE = "highway_mnist_fc"
 MAIN_TRANSFORM_BIAS = -2
+PAPER_ORDER_OF_MAGNITUDE = 10  # HW §3.1: d = 100 ends "about 1 order of magnitude better" than d = 10
 LABELS = {"plainnet": "plain (71 units, no BN)", "highwayfc": "highway (50 units)"}
 
 
@@ -84,6 +85,15 @@ def pick(runs: dict) -> dict:
             for key, curves in runs.items()}
 
 
+def paper_reference(runs: dict, picks: dict, depth: int) -> float | None:
+    """At d = 100, where the paper's 100-layer highway net ends: "about 1 order of
+    magnitude better than the 10-layer one" (HW §3.1), i.e. our 10-layer highway net's
+    best training loss divided by 10; None at other depths or without a 10-layer run."""
+    if depth != 100 or ("highwayfc", 10) not in picks:
+        return None
+    return best(runs[("highwayfc", 10)][picks[("highwayfc", 10)]]) / PAPER_ORDER_OF_MAGNITUDE
+
+
 def plot(runs: dict, picks: dict, path: Path, follow_ups: dict | None = None) -> None:
     import matplotlib
 
@@ -91,28 +101,36 @@ def plot(runs: dict, picks: dict, path: Path, follow_ups: dict | None = None) ->
     import matplotlib.pyplot as plt
 
     depths = sorted({depth for _, depth in runs})
-    fig, axes = plt.subplots(1, len(depths), figsize=(3.2 * len(depths), 3.0), sharey=True,
+    fig, axes = plt.subplots(1, len(depths), figsize=(3.2 * len(depths), 4.0), sharey=True,
                              squeeze=False)
     for ax, depth in zip(axes[0], depths):
-        for family, style in (("plainnet", "--"), ("highwayfc", "-")):
+        # The highway curve first and widest, so that a plain curve on top of it (both at
+        # chance) leaves it visible.
+        for family, style, marker, width in (("highwayfc", "-", "s", 2.5), ("plainnet", "--", "o", 1.2)):
             if (family, depth) not in picks:
                 continue
             lr = picks[(family, depth)]
             curve = runs[(family, depth)][lr]
-            ax.plot(range(1, len(curve) + 1), curve, style, label=f"{LABELS[family]}, lr {lr}")
+            ax.plot(range(1, len(curve) + 1), curve, style, marker=marker, ms=3, lw=width,
+                    label=f"{LABELS[family]}, lr {lr}")
         for (family, follow_up_depth), extra in (follow_ups or {}).items():
             if follow_up_depth != depth:
                 continue
             for (bias, lr), curve in extra.items():
-                ax.plot(range(1, len(curve) + 1), curve, ":", label=f"{LABELS[family]}, b_T {bias}, lr {lr}")
+                ax.plot(range(1, len(curve) + 1), curve, ":", marker="^", ms=3,
+                        label=f"{LABELS[family]}, b_T {bias}, lr {lr}")
+        reference = paper_reference(runs, picks, depth)
+        if reference is not None:
+            ax.axhline(reference, color="black", ls="-.", lw=1.2,
+                       label=f"paper (HW §3.1): ≈ 10× below the 10-layer\nhighway net (ours / 10 = {reference:.3f})")
         ax.set_yscale("log")
         ax.set_title(f"{depth} layers")
         ax.set_xlabel("epoch")
-        ax.legend(fontsize=7)
+        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.3))  # below: no curve hidden
     axes[0][0].set_ylabel("training loss (cross-entropy)")
     fig.suptitle("Plain vs highway FC nets on Fashion-MNIST (Highway Networks Fig. 1)", fontsize=9)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    fig.savefig(path, dpi=120, bbox_inches="tight")
     plt.close(fig)
 
 

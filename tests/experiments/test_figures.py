@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from experiments.highway import highway_fig1
-from experiments.residual_gates import fig3_train_loss, table7_fig
+from experiments.residual_gates import analysis_figures, fig3_train_loss, table7_fig
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -140,3 +140,25 @@ def test_the_committed_figures_are_what_the_kept_records_give(module, name, tmp_
     assert module.main(["--out", str(tmp_path)]) == 0
     assert (json.loads((tmp_path / name).read_text())
             == json.loads((ROOT / "docs" / "figures" / name).read_text()))
+
+
+def test_highway_fig1_draws_the_papers_order_of_magnitude_at_100_layers():
+    runs = {("highwayfc", 10): {"0.03": [0.5, 0.3]}, ("highwayfc", 100): {"0.01": [2.3, 2.3]}}
+    picks = highway_fig1.pick(runs)
+    assert highway_fig1.paper_reference(runs, picks, 100) == pytest.approx(0.03)
+    assert highway_fig1.paper_reference(runs, picks, 10) is None
+    assert highway_fig1.paper_reference({}, {}, 100) is None
+
+
+def test_analysis_figures_redraws_every_analysis_png_with_the_papers_numbers(tmp_path, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    assert analysis_figures.main(["--out", str(tmp_path)]) == 0
+    for _, names in analysis_figures.FIGURES.values():
+        for name in names.values():
+            assert (tmp_path / name).stat().st_size > 10_000, name
+            assert (ROOT / "docs" / "figures" / name).is_file(), name  # the committed figure it replaces
+    # Fig. 5's numbers at the same fraction of the blocks: 40 % and 60 % of 25 are 10 and 15.
+    reference = analysis_figures.fig5_reference(25)
+    assert sorted(x for points in reference.values() for x in points["removed"]) == [10, 10, 15]
+    assert all(label.startswith("paper (RG") for label in reference)
+    assert analysis_figures.gates_reference(None) is None
