@@ -25,7 +25,7 @@ RESULTS=${RESULTS:-experiments/compression/results}
 PYTHON=${PYTHON:-python}
 E=${E:-3}
 P=${P:-2}
-export KERAS_BACKEND=jax
+export KERAS_BACKEND=jax PYTHONUNBUFFERED=1  # the log shows each epoch as it ends
 export XLA_FLAGS="--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
 export TF_NUM_INTRAOP_THREADS=1 TF_NUM_INTEROP_THREADS=1
 mkdir -p "$RUNS" "$RESULTS"
