@@ -20,7 +20,8 @@ PUBLIC: dict[str, str] = {
     **dict.fromkeys((
         "GPlainNet", "GResNet", "GResNet20", "GResNet32", "GResNet44", "GResNet56",
         "GResNet110", "GResNet164", "GResNet1001", "GResNet50", "GResNetFC", "GWideResNet",
-        "HighwayFC", "HighwayNet", "HighwayNet50", "PlainNet", "PreActResNet",
+        "HighwayFC", "HighwayNet", "HighwayNet50", "PlainNet", "PostActResNet",
+        "PostActResNet110", "PreActResNet",
         "PreActResNet20", "PreActResNet32", "PreActResNet44", "PreActResNet56",
         "PreActResNet110", "PreActResNet164", "PreActResNet1001", "ResNet50", "ResNetFC",
         "WideResNet",

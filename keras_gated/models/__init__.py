@@ -10,6 +10,7 @@ from keras_gated.models.fc_nets import (
     ResNetFC,
 )
 from keras_gated.models.highway_net import HighwayNet, HighwayNet50
+from keras_gated.models.postact_resnet import PostActResNet, PostActResNet110
 from keras_gated.models.preact_resnet import (
     GResNet,
     GResNet20,
@@ -48,6 +49,8 @@ __all__ = [
     "HighwayNet",
     "HighwayNet50",
     "PlainNet",
+    "PostActResNet",
+    "PostActResNet110",
     "PreActResNet",
     "PreActResNet20",
     "PreActResNet32",
