@@ -24,6 +24,7 @@ contract.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import keras
@@ -97,7 +98,7 @@ def postact_resnet_features(
     kernel_initializer: Any = None,
     bn_momentum: float = 0.9,
     bn_epsilon: float = 1e-5,
-):
+) -> Callable[[Any], Any]:
     """A function mapping normalised images to the last unit's (ReLU'd) feature map."""
     units = units_per_stage(depth)
     kernel_initializer = kernel_initializer or he_normal_untruncated("fan_out")
