@@ -1,0 +1,166 @@
+"""Residual Gates Tables 1 and 2 (Savarese & Figueiredo 2017, §3.1.1) with seeds: each
+cell's test error and mean k over its seeded runs, and whether each gated-vs-ungated gap
+clears the spread.
+
+    python -m experiments.residual_gates.seed_table [--results DIR] [--json | --first-runs]
+
+A cell (family, depth d) collects the runs ``rgtable.<model><d>.e20.t1.s<seed>`` of
+``seeds_queue.sh`` (one thread each) from ``results/``; the first, two-thread run of the
+cell (``rgtable.<model><d>.e20``, the page's original number) is shown beside them and
+left out of the mean. Test error is ``1 − test_accuracy`` of each run's ``metrics.json``,
+in %; mean k is the mean over the net's gates at the last epoch (``gates.csv``).
+
+A gap (gated minus ungated mean error) *clears the spread* when both cells have at least
+3 seeds and |gap| > 2·√(s_g²/n_g + s_u²/n_u) (twice the standard error of the difference
+of two means, s the sample standard deviations); otherwise it is *within the spread*, or
+*too few seeds* to tell.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import re
+import sys
+from pathlib import Path
+
+from experiments.tools.records import mean_k, read_json
+
+RESULTS = Path(__file__).resolve().parent / "results"
+DEPTHS = (2, 10, 20, 50, 100)
+PAIRS = (("gresnetfc", "resnetfc"), ("gplainnet", "plainnet"))  # (gated, ungated)
+MIN_SEEDS = 3
+
+
+def _error(folder: Path) -> float | None:
+    metrics = folder / "metrics.json"
+    if not metrics.is_file():
+        return None
+    return 100.0 * (1.0 - float(read_json(metrics)["test_accuracy"]))
+
+
+def cell(results: Path, model: str, depth: int, epochs: int = 20) -> dict:
+    """One cell: its seeded runs' test errors (%) and mean k, by seed, and the first run."""
+    name = f"rgtable.{model}{depth}.e{epochs}"
+    pattern = re.compile(re.escape(name) + r"\.t1\.s(\d+)$")
+    errors, ks = {}, {}
+    for folder in sorted(results.glob(f"{name}.t1.s*")):
+        match = pattern.match(folder.name)
+        error = _error(folder) if match else None
+        if error is None:
+            continue
+        seed = int(match.group(1))
+        errors[seed] = error
+        k, _epoch = mean_k(folder)
+        if k is not None:
+            ks[seed] = k
+    return {"model": model, "depth": depth, "runs": name + ".t1.s<seed>", "errors": errors,
+            "mean_k": ks, "first_run": _error(results / name)}
+
+
+def spread(values) -> tuple[float | None, float | None, int]:
+    """Mean, sample standard deviation (None under two values) and count."""
+    values = list(values)
+    if not values:
+        return None, None, 0
+    mean = sum(values) / len(values)
+    if len(values) < 2:
+        return mean, None, len(values)
+    return mean, math.sqrt(sum((v - mean) ** 2 for v in values) / (len(values) - 1)), len(values)
+
+
+def compare(gated: dict, ungated: dict) -> dict:
+    """The gap of mean test errors (gated − ungated, points) and whether it clears the spread."""
+    (mg, sg, ng), (mu, su, nu) = spread(gated["errors"].values()), spread(ungated["errors"].values())
+    if mg is None or mu is None:
+        return {"gap": None, "bound": None, "verdict": "not run"}
+    gap = mg - mu
+    if min(ng, nu) < MIN_SEEDS:
+        return {"gap": gap, "bound": None, "verdict": "too few seeds"}
+    bound = 2.0 * math.sqrt(sg ** 2 / ng + su ** 2 / nu)
+    return {"gap": gap, "bound": bound,
+            "verdict": "clears the spread" if abs(gap) > bound else "within the spread"}
+
+
+def table(results: Path = RESULTS) -> list[dict]:
+    """Every depth's cells and their gated-vs-ungated comparisons."""
+    rows = []
+    for depth in DEPTHS:
+        cells = {model: cell(results, model, depth) for pair in PAIRS for model in pair}
+        rows.append({"depth": depth, "cells": cells,
+                     "gaps": {gated: compare(cells[gated], cells[ungated])
+                              for gated, ungated in PAIRS}})
+    return rows
+
+
+def _cell_text(found: dict) -> str:
+    mean, std, n = spread(found["errors"].values())
+    if mean is None:
+        return "—"
+    return f"{mean:.2f}" + (f" ± {std:.2f}" if std is not None else "") + f" ({n})"
+
+
+def _gap_text(gap: dict) -> str:
+    if gap["gap"] is None:
+        return "—"
+    bound = f", bound {gap['bound']:.2f}" if gap["bound"] is not None else ""
+    return f"{gap['gap']:+.2f}{bound}: {gap['verdict']}"
+
+
+def markdown(rows: list[dict]) -> str:
+    """The seeded Table 1 as Markdown: test error % mean ± std (seeds) per cell, each gap."""
+    lines = ["| d | G-ResNet-FC | ResNet-FC | gap | G-PlainNet | PlainNet | gap |",
+             "| --- | --- | --- | --- | --- | --- | --- |"]
+    for row in rows:
+        cells, gaps = row["cells"], row["gaps"]
+        lines.append(f"| {row['depth']} | " + " | ".join(
+            [_cell_text(cells["gresnetfc"]), _cell_text(cells["resnetfc"]), _gap_text(gaps["gresnetfc"]),
+             _cell_text(cells["gplainnet"]), _cell_text(cells["plainnet"]), _gap_text(gaps["gplainnet"])])
+            + " |")
+    return "\n".join(lines)
+
+
+def first_run_differences(rows: list[dict], seed: int = 0) -> list[tuple[str, float, float]]:
+    """(cell, first run's error, seed ``seed``'s error) of every cell that has both and
+    trains (both errors under 50 %): how far one re-run of the same command lands."""
+    found = []
+    for row in rows:
+        for model, data in row["cells"].items():
+            again = data["errors"].get(seed)
+            if data["first_run"] is not None and again is not None and max(data["first_run"], again) < 50:
+                found.append((f"{model}{row['depth']}", data["first_run"], again))
+    return found
+
+
+def first_run_markdown(found: list[tuple[str, float, float]]) -> str:
+    """The first runs against their one-thread re-runs, with the median and largest gap."""
+    lines = ["| cell | first run (2 threads): test error % | seed 0, 1 thread | difference |",
+             "| --- | --- | --- | --- |"]
+    lines += [f"| {name} | {a:.2f} | {b:.2f} | {b - a:+.2f} |" for name, a, b in found]
+    gaps = sorted(abs(b - a) for _, a, b in found)
+    if gaps:
+        middle = len(gaps) // 2
+        median = gaps[middle] if len(gaps) % 2 else (gaps[middle - 1] + gaps[middle]) / 2
+        lines.append(f"\n{len(gaps)} cells: median |difference| {median:.2f}, largest {gaps[-1]:.2f} points")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m experiments.residual_gates.seed_table",
+                                     description=__doc__.split("\n")[0])
+    parser.add_argument("--results", type=Path, default=RESULTS, help="the kept run records")
+    parser.add_argument("--json", action="store_true", help="every number, as JSON")
+    parser.add_argument("--first-runs", action="store_true",
+                        help="each cell's first (two-thread) run against its seed-0 re-run")
+    args = parser.parse_args(argv)
+    rows = table(args.results)
+    if args.first_runs:
+        print(first_run_markdown(first_run_differences(rows)))
+    else:
+        print(json.dumps(rows, indent=1, default=str) if args.json else markdown(rows))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
