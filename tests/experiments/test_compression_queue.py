@@ -82,3 +82,22 @@ def test_a_failed_run_is_tried_again_and_its_scratch_baseline_waits(tmp_path):
     assert not (tmp_path / "results" / "gresnet20-m05").exists()
     again = [_name(c) for c in _queue(tmp_path)[len(calls):]]
     assert again == ["gresnet20-m05", "gresnet20-m05-scratch"]
+
+
+def test_the_tradeoff_figure_has_a_point_per_finished_run_and_its_source(tmp_path):
+    from experiments.compression.tradeoff import draw, points
+
+    for run, method, accuracy in (("g-m05", "pressure", 0.80), ("g-m05-lowest", "lowest", 0.79)):
+        folder = tmp_path / run
+        folder.mkdir()
+        net = {"accuracy": accuracy, "macs": 17_000_000, "seconds_per_image": 0.0012}
+        source = {"accuracy": 0.86, "macs": 40_000_000, "seconds_per_image": 0.0023}
+        (folder / "compression.json").write_text(json.dumps({
+            "record": {"method": method, "budget": {"macs": 0.5}, "removed": ["b1"]},
+            "measured": {"source": source, "compressed": net}}))
+        (folder / "metrics.json").write_text(json.dumps({"source_weights": "g (weights c)"}))
+    found = points(tmp_path)
+    assert [(p["run"], p["method"], p["compressed"]["accuracy"]) for p in found] == [
+        ("g-m05", "pressure", 0.80), ("g-m05-lowest", "lowest", 0.79)]
+    out = draw(found, tmp_path / "fig.png")
+    assert out.stat().st_size > 1000 and json.loads(out.with_suffix(".json").read_text()) == found

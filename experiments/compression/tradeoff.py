@@ -1,0 +1,99 @@
+"""The compression measurements as one figure: test accuracy against counted MACs and
+against measured CPU time per image, for each source net, its compressed nets (the
+method and each baseline, at each budget) and the source itself.
+
+    python -m experiments.compression.tradeoff [--results DIR] [--out PATH]
+
+Reads every finished run's ``compression.json`` in ``results/`` (written by ``keras-gated
+compress``: ``measured`` holds the source and the compressed net, timed in the same
+process by interleaved rounds) and writes ``docs/figures/compression_tradeoff.png`` with
+its numbers beside it (``.json``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+RESULTS = Path(__file__).resolve().parent / "results"
+OUT = ROOT / "docs" / "figures" / "compression_tradeoff.png"
+MARKERS = {"source": "*", "pressure": "o", "lowest": "s", "random": "^", "scratch": "D"}
+
+
+def points(results: Path = RESULTS) -> list[dict]:
+    """One point per finished run: source weights, method, budget, and the measured
+    accuracy, counted MACs and time per image of the compressed net and of its source."""
+    found = []
+    for path in sorted(results.glob("*/compression.json")):
+        numbers = json.loads(path.read_text())
+        record, measured = numbers["record"], numbers["measured"]
+        source = json.loads((path.parent / "metrics.json").read_text()).get("source_weights", "")
+        found.append({
+            "run": path.parent.name,
+            "source": source,
+            "method": record["method"],
+            "budget": record["budget"],
+            "removed": record["removed"],
+            "compressed": {k: measured["compressed"][k]
+                           for k in ("accuracy", "macs", "seconds_per_image")},
+            "source_net": {k: measured["source"][k]
+                           for k in ("accuracy", "macs", "seconds_per_image")},
+        })
+    return found
+
+
+def draw(found: list[dict], out: Path = OUT) -> Path:
+    """Accuracy against MMACs (left) and ms per image (right), one colour per source."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    sources = sorted({p["source"] for p in found})
+    colours = dict(zip(sources, plt.rcParams["axes.prop_cycle"].by_key()["color"]))
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), sharey=True)
+    for ax, key, scale, label in ((axes[0], "macs", 1e-6, "counted MMACs per image"),
+                                  (axes[1], "seconds_per_image", 1e3,
+                                   "measured CPU time per image (ms, one core)")):
+        shown = set()
+        for point in found:
+            colour = colours[point["source"]]
+            for net, method in ((point["source_net"], "source"), (point["compressed"], point["method"])):
+                name = f"{point['source']}: {method}"
+                ax.plot(net[key] * scale, net["accuracy"], MARKERS.get(method, "x"),
+                        color=colour, markersize=9 if method == "source" else 6,
+                        fillstyle="none" if method in ("lowest", "random") else "full",
+                        label=None if name in shown else name)
+                shown.add(name)
+        ax.set_xlabel(label)
+        ax.grid(alpha=0.3)
+    axes[0].set_ylabel("CIFAR-10 test accuracy")
+    axes[1].legend(fontsize=7, loc="lower right")
+    fig.suptitle("keras-gated compress: accuracy against cost (experiments/compression/results)")
+    fig.tight_layout()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+    out.with_suffix(".json").write_text(json.dumps(found, indent=1) + "\n")
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m experiments.compression.tradeoff",
+                                     description=__doc__.split("\n")[0])
+    parser.add_argument("--results", type=Path, default=RESULTS)
+    parser.add_argument("--out", type=Path, default=OUT)
+    args = parser.parse_args(argv)
+    found = points(args.results)
+    if not found:
+        print(f"no finished run in {args.results}", file=sys.stderr)
+        return 1
+    print(f"wrote {draw(found, args.out)} ({len(found)} runs)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
