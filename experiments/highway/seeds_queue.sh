@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Highway Networks Fig. 1 made fair and seeded (docs/science.md, claims table rows 25-28).
-# Not run yet. Start it in the background, from the root of a source checkout, with the
+# Resumable: start it in the background, from the root of a source checkout, with the
 # project's environment active:
 #
 #   nohup bash experiments/highway/seeds_queue.sh > /dev/null 2>&1 &

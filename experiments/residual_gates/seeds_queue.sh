@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Seeded re-runs of the Residual Gates comparisons that docs/science.md's claims table
 # cannot settle with one run (run-to-run spread of the Table 1 commands: about +-0.8
-# points). Not run yet. Start it in the background, from the root of a source checkout,
+# points). Resumable: start it in the background, from the root of a source checkout,
 # with the project's environment active:
 #
 #   nohup bash experiments/residual_gates/seeds_queue.sh > /dev/null 2>&1 &
