@@ -55,12 +55,20 @@ def fig1_run(recorded: dict, epochs: int) -> tuple[str, int, str, float | None] 
     return family, depth, f"{recorded['lr']:g}", bias
 
 
+# The seeded re-runs of seeds_queue.sh (one folder per seed of a picked setting) are the
+# spread of the fair comparison, not points of the lr sweep this figure draws.
+SEEDED_PREFIX = "hwfig1s."
+
+
 def collect_all(root: Path, epochs: int) -> tuple[dict, dict]:
     """``(runs, follow_ups)``: {(family, depth): {lr: curve}} of the main runs and
-    {(family, depth): {(b_T, lr): curve}} of the highway runs with another b_T."""
+    {(family, depth): {(b_T, lr): curve}} of the highway runs with another b_T (the seeded
+    re-runs, ``hwfig1s.*``, left out)."""
     runs: dict = {}
     follow_ups: dict = {}
-    for folder in sorted(path for path in root.iterdir() if path.is_dir()) if root.is_dir() else []:
+    folders = sorted(path for path in root.iterdir()
+                     if path.is_dir() and not path.name.startswith(SEEDED_PREFIX)) if root.is_dir() else []
+    for folder in folders:
         recorded = fingerprint(folder)
         found = fig1_run(recorded, epochs) if recorded else None
         curve = loss_curve(folder)

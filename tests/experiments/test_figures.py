@@ -40,7 +40,10 @@ def test_highway_fig1_picks_the_lr_with_the_lowest_training_loss_and_plots(tmp_p
     _fingerprint(tmp_path / "g", "highwayfc10", "highway_mnist_fc", 100, lr=0.01, model_args=tanh)
     _fingerprint(tmp_path / "h", "highwayfc10", "highway_mnist_fc", 3, lr=0.1, model_args=tanh,
                  validation_split=0.1)
-    for name in "gh":
+    # Nor is a seeded re-run of a picked setting (seeds_queue.sh's hwfig1s.*).
+    _fingerprint(tmp_path / "hwfig1s.plainnet20.s0.e3", "plainnet20", "highway_mnist_fc", 3,
+                 lr=0.03, model_args=tanh)
+    for name in ("g", "h", "hwfig1s.plainnet20.s0.e3"):
         (tmp_path / name / "log.csv").write_text("epoch,loss\n0,0.001\n")
     out = tmp_path / "figures"
     assert highway_fig1.main(["--root", str(tmp_path), "--out", str(out), "--epochs", "3"]) == 0
