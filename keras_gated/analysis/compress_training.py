@@ -15,6 +15,7 @@ optimizer's state (``save_weights``) and the epochs done, per phase, in one fold
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import shutil
@@ -25,7 +26,7 @@ from typing import Any
 import keras
 import numpy as np
 
-from keras_gated.transforms import Transforms, augment_batch
+from keras_gated.transforms import Transforms, augment_batch, batch_rng, epoch_order
 
 CIFAR_AUGMENTATION = Transforms(batch_size=1, shuffle=True, pad=4, pad_mode="reflect", flip=True)
 SCHEDULES = ("constant", "cosine")
@@ -104,11 +105,11 @@ def _steps_per_epoch(data, batch_size: int) -> int | None:
 def _epoch_arrays(x: np.ndarray, y: np.ndarray, *, epoch: int, seed: int,
                   augment: bool) -> tuple[np.ndarray, np.ndarray]:
     """Epoch ``epoch``'s examples in its order, augmented when asked (images only)."""
-    rng = np.random.default_rng([seed, epoch])
-    order = rng.permutation(len(x))
+    transforms = dataclasses.replace(CIFAR_AUGMENTATION, seed=seed)
+    order = epoch_order(len(x), transforms, epoch)
     xs, ys = x[order], y[order]
     if augment and np.ndim(x) == 4:
-        xs = augment_batch(xs.astype("float32"), CIFAR_AUGMENTATION, rng)
+        xs = augment_batch(xs.astype("float32"), transforms, batch_rng(transforms, epoch, 0))
     return xs, ys
 
 
