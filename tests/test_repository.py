@@ -1,5 +1,7 @@
 """The repository stays lean: the library, its training and the paper experiments, with no
-run state in git. Released checkpoints live in ``zoo/`` and nowhere else.
+run state in git but that of the experiment runs in flight (their last backup, so that a
+run resumes in another checkout, kept apart in ``experiments/in_flight/`` and emptied when
+the run ends). Released checkpoints live in ``zoo/`` and nowhere else.
 
 These tests read ``git ls-files``; outside a git checkout (an unpacked sdist) they skip.
 """
@@ -17,6 +19,7 @@ ROOT = Path(__file__).resolve().parent.parent
 MB = 1024 * 1024
 MAX_OUTSIDE_ZOO = 15 * MB  # all tracked files outside zoo/ and experiments/in_flight/
 MAX_FILE_OUTSIDE_ZOO = 5 * MB
+MAX_IN_FLIGHT = 50 * MB  # the experiment runs in flight, all together
 WEIGHT_SUFFIXES = (".h5", ".keras", ".npz", ".pt", ".pth", ".safetensors", ".ckpt")
 # A released checkpoint folder: zoo/<model>.<data set>/ with these files, and optionally a
 # keras-hub preset in keras_hub/ with those.
@@ -44,7 +47,37 @@ def test_no_run_state_is_tracked():
     assert len(files) > 100  # the listing really was read
     assert [f for f in files if f.startswith("training/runs/")] == []
     in_flight = [f for f in files if f.startswith("experiments/in_flight/")]
-    assert [f for f in in_flight if f.endswith(WEIGHT_SUFFIXES) or "/backup/" in f] == []
+    # Weights only as a run's last backup (experiments/in_flight/<paper>/<run>/backup/).
+    assert [f for f in in_flight if f.endswith(WEIGHT_SUFFIXES)
+            and not IN_FLIGHT_BACKUP.match(f)] == []
+    assert sum(map(size, in_flight)) <= MAX_IN_FLIGHT
+
+
+IN_FLIGHT_BACKUP = re.compile(r"^experiments/in_flight/(?P<paper>[^/]+)/(?P<run>[^/]+)/backup/[^/]+$")
+
+
+def ended_runs_with_a_backup(files: list[str]) -> list[str]:
+    """The in-flight backups of runs that have ended (experiments/<paper>/results/<run>/
+    status.json exists): their queue empties them. A Fig. 5 pair's backups stay until the
+    pair's removal analysis is kept (results/fig5.d100.e<E>.s<seed>/analysis.json)."""
+    stale = []
+    for name in files:
+        match = IN_FLIGHT_BACKUP.match(name)
+        if not match:
+            continue
+        results = ROOT / "experiments" / match["paper"] / "results"
+        run = match["run"]
+        if not (results / run / "status.json").is_file():
+            continue
+        pair = re.match(r"^fig5\.[a-z]+100\.e(\d+)\.s(\d+)$", run)
+        if pair and not (results / f"fig5.d100.e{pair[1]}.s{pair[2]}" / "analysis.json").is_file():
+            continue
+        stale.append(name)
+    return stale
+
+
+def test_an_ended_run_leaves_no_backup_in_flight():
+    assert ended_runs_with_a_backup(tracked_files()) == []
 
 
 def test_no_weight_file_outside_zoo():
@@ -78,3 +111,12 @@ def test_zoo_holds_only_released_checkpoint_folders():
     assert len(folders) >= 10
     for folder, files in folders.items():
         assert files == ZOO_FILES, f"zoo/{folder} holds {sorted(files)}"
+
+
+def test_the_in_flight_check_tells_an_ended_run_from_an_unfinished_one():
+    ended = "experiments/in_flight/residual_gates/rgtable.plainnet2.e20.t1.s0/backup/latest.json"
+    assert (ROOT / "experiments/residual_gates/results/rgtable.plainnet2.e20.t1.s0/status.json").is_file()
+    unfinished = "experiments/in_flight/residual_gates/rgtable.never.started/backup/latest.json"
+    outside = "experiments/in_flight/residual_gates/rgtable.plainnet2.e20.t1.s0/log.csv"
+    assert ended_runs_with_a_backup([ended, unfinished, outside]) == [ended]
+    assert IN_FLIGHT_BACKUP.match(unfinished) and not IN_FLIGHT_BACKUP.match(outside)

@@ -55,6 +55,7 @@ compress() {
   cp "$dir/out/compression.json" "$dir/out/metrics.json" "$dir/out/tradeoff.png" "$dest/"
   cp "$dir/out/README.md" "$dest/card.md"
   cp "$dir/compress.log" "$dest/compress.log"
+  rm -f "$dir/compress.log"  # kept in results/; out/ stays for a release (never tracked)
   # The card's accuracy, measured again by the command a user runs.
   nice -n 19 "$PYTHON" -c 'import sys; from keras_gated.cli import main; sys.exit(main())' \
     evaluate "${weight_id%%.*}" --weights "$dir/out" --dataset cifar10 > "$dest/evaluate.log" 2>&1

@@ -57,7 +57,8 @@ while :; do
     break
   fi
   read -r best_act best_lr <<< "$best"
-  run highwayfc50.fashion_mnist --model highwayfc50 --recipe highway_mnist_fc --epochs 100 \
+  # its folder and log are set aside below if it fails, so keep() leaves them
+  KEEP_BACKUP=1 run highwayfc50.fashion_mnist --model highwayfc50 --recipe highway_mnist_fc --epochs 100 \
     --model-arg transform_bias=-2 --model-arg kernel_initializer=he_normal \
     --model-arg "activation=$best_act" --lr "$best_lr"
   if ! full_run_failed; then

@@ -55,6 +55,7 @@ analyze_pair() {
       --out "$out" >> "$LOG_DIR/analyze.fig5.d100.e$FIG5_EPOCHS.s$seed.log" 2>&1; then
     mkdir -p "$dest"
     cp "$out/analysis.json" "$dest/analysis.json"
+    rm -rf "${gated%/*}" "${ungated%/*}"  # the pair's backups: the analysis was their last use
     note "end analyze fig5.d100.e$FIG5_EPOCHS.s$seed: kept $dest/analysis.json"
   else
     note "analyze fig5.d100.e$FIG5_EPOCHS.s$seed failed (see its log); tried again next pass"
@@ -74,7 +75,8 @@ seeds_pass() {
   # b. Fig. 4 / Fig. 5 at d = 100, the paper's budget, then the removal analysis.
   for seed in $SEEDS; do
     for model in gresnetfc100 resnetfc100; do
-      run "fig5.$model.e$FIG5_EPOCHS.s$seed" --model "$model" --recipe rg_mnist_fc \
+      # KEEP_BACKUP: analyze_pair reads the finished runs' last backup, then removes it.
+      KEEP_BACKUP=1 run "fig5.$model.e$FIG5_EPOCHS.s$seed" --model "$model" --recipe rg_mnist_fc \
         --epochs "$FIG5_EPOCHS" --seed "$seed"
     done
     analyze_pair "$seed"

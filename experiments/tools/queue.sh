@@ -44,7 +44,9 @@ status_of() {
 }
 
 # keep NAME STATUS: copy the text records of $SCIENCE_RUNS/NAME to $RESULTS/NAME, with a
-# status.json that says STATUS (never the weights).
+# status.json that says STATUS (never the weights), then empty the run's resumable state:
+# its backup/ and its log (the only files of an ended run that git would carry) go, unless
+# KEEP_BACKUP=1 (a later step reads the backup's weights and removes it itself).
 keep() {
   local name=$1 state=$2 out="$SCIENCE_RUNS/$1" dest="$RESULTS/$1" file
   mkdir -p "$dest"
@@ -53,6 +55,10 @@ keep() {
   done
   if [ -f "$LOG_DIR/$name.log" ]; then cp "$LOG_DIR/$name.log" "$dest/train.log"; fi
   printf '{"status": "%s", "marked": "%s"}\n' "$state" "$(date -u)" > "$dest/status.json"
+  if [ "${KEEP_BACKUP:-0}" != 1 ]; then
+    rm -rf "${out:?}/backup"
+    rm -f "$LOG_DIR/$name.log" "$out"/{log.csv,gates.csv,fingerprint.json,run_state.json}
+  fi
 }
 
 # run NAME ARGS...: python -m training.train ARGS --dataset $DATASET (fashion_mnist unless

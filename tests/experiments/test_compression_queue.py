@@ -66,6 +66,9 @@ def test_the_queue_runs_every_budget_and_baseline_in_order_and_keeps_the_records
                                                "card.md", "compress.log", "evaluate.log",
                                                "status.json"}
     assert (kept / "evaluate.log").read_text() == "test accuracy: 0.5000\n"
+    # The run's in-flight log went with it; its output stays there for a release.
+    assert not (tmp_path / "runs" / "gresnet20-m05" / "compress.log").exists()
+    assert (tmp_path / "runs" / "gresnet20-m05" / "out" / "compression.json").is_file()
     evaluations = (tmp_path / "evaluations").read_text().splitlines()
     assert len(evaluations) == len(calls)
     assert evaluations[0] == f"evaluate evaluate gresnet20 --weights {tmp_path}/runs/gresnet20-m05/out --dataset cifar10"

@@ -181,3 +181,35 @@ def test_a_held_full_highway_run_is_skipped(tmp_path):
     assert not any("highwayfc50.fashion_mnist" in c for c in calls)
     assert any("hwfig1.highwayfc10.lr0.01.e10" in c for c in calls)
     assert "held" in (results / "queue.log").read_text()
+
+
+RG_SEEDS = ROOT / "experiments" / "residual_gates" / "seeds_queue.sh"
+# The stand-in "trains" a run as training.train leaves it: its records and its last backup.
+TRAINED = ('out=$(echo "$*" | sed "s/.*--out \\([^ ]*\\).*/\\1/"); mkdir -p "$out/backup"\n'
+           'echo "epoch,loss" > "$out/log.csv"; echo "{}" > "$out/fingerprint.json"\n'
+           'echo "{\\"epoch\\": 1, \\"weights\\": \\"w.weights.h5\\"}" > "$out/backup/latest.json"\n'
+           'echo weights > "$out/backup/w.weights.h5"; echo "epoch 1 done"; exit 0')
+
+
+def test_the_residual_gates_seeds_queue_runs_the_table_then_fig5_and_empties_ended_runs(tmp_path):
+    calls = _queue(tmp_path, RG_SEEDS, body=TRAINED, SEEDS="0 1")
+    outs = _outs(calls)
+    cells = [f"rgtable.{family}{depth}.e20.t1.s{seed}" for seed in (0, 1)
+             for depth in (2, 10, 20, 50, 100)
+             for family in ("plainnet", "resnetfc", "gplainnet", "gresnetfc")]
+    fig5 = [f"fig5.{model}.e100.s{seed}" for seed in (0, 1) for model in ("gresnetfc100", "resnetfc100")]
+    assert outs == cells + fig5  # the second pass skips every finished run
+    assert all("--recipe rg_mnist_fc" in c and c.startswith("KERAS_BACKEND=jax ") for c in calls)
+    assert all("--epochs 20 --seed" in c for c in calls[:40])
+    assert all("--epochs 100 --seed" in c for c in calls[40:])
+    runs, results = tmp_path / "runs", tmp_path / "results"
+    # An ended run's records are kept beside the experiment and its in-flight state emptied.
+    kept = results / "rgtable.gresnetfc50.e20.t1.s1"
+    assert {p.name for p in kept.iterdir()} == {"log.csv", "fingerprint.json", "train.log",
+                                               "status.json"}
+    assert "epoch 1 done" in (kept / "train.log").read_text()
+    assert not (runs / kept.name / "backup").exists() and not (runs / kept.name / "log.csv").exists()
+    assert not (runs / "logs" / f"{kept.name}.log").exists()
+    # A Fig. 5 run keeps its backup for the pair's removal analysis (not finished here).
+    assert (runs / "fig5.resnetfc100.e100.s0" / "backup" / "latest.json").is_file()
+    assert "skip analysis of seed 0" in (results / "queue.log").read_text()
