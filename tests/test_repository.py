@@ -120,3 +120,47 @@ def test_the_in_flight_check_tells_an_ended_run_from_an_unfinished_one():
     outside = "experiments/in_flight/residual_gates/rgtable.plainnet2.e20.t1.s0/log.csv"
     assert ended_runs_with_a_backup([ended, unfinished, outside]) == [ended]
     assert IN_FLIGHT_BACKUP.match(unfinished) and not IN_FLIGHT_BACKUP.match(outside)
+
+
+def _ignored(paths: list[str]) -> set[str]:
+    """The paths among ``paths`` that git ignores (the files need not exist)."""
+    result = subprocess.run(["git", "check-ignore", "--no-index", "--stdin"], cwd=ROOT,
+                            input="\n".join(paths), capture_output=True, text=True)
+    assert result.returncode in (0, 1), result.stderr
+    return set(result.stdout.split())
+
+
+def test_what_a_run_needs_to_resume_can_be_committed_in_flight(tmp_path):
+    """Every file a training run's EpochBackup and a compress run's RunBackup write, and
+    the run records training.train resumes from, may be committed under
+    experiments/in_flight/; partial writes, locks and finished outputs may not."""
+    if shutil.which("git") is None or not (ROOT / ".git").exists():
+        pytest.skip("not a git checkout")
+    import keras
+
+    from keras_gated.analysis.compress_training import RunBackup
+    from training.callbacks import EpochBackup
+
+    model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(2)])
+    model.compile(optimizer="sgd", loss="mse")
+    model.fit(keras.ops.ones((4, 3)), keras.ops.ones((4, 2)), verbose=0)
+    training = EpochBackup(tmp_path / "train" / "backup")
+    training.set_model(model)
+    training.write(2)
+    compress = RunBackup(tmp_path / "compress" / "backup", {"macs": 0.5})
+    compress.save("pressure", model, [{"loss": 1.0}])
+    written = sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*") if p.is_file())
+    assert "train/backup/latest.json" in written and "compress/backup/pressure.weights.h5" in written
+    run = "experiments/in_flight/residual_gates/rgtable.plainnet2.e20.t1.s9"
+    wanted = [f"{run}/{name}" for name in written]
+    wanted += [f"{run}/{name}" for name in ("fingerprint.json", "log.csv", "run_state.json",
+                                             "gates.csv", "compress.log")]
+    wanted.append("experiments/in_flight/residual_gates/logs/rgtable.plainnet2.e20.t1.s9.log")
+    never = [f"{run}/{name}" for name in ("backup/partial/epoch-0003.weights.h5",
+                                          "backup/finetune.partial.weights.h5", "last.keras",
+                                          "model.weights.h5", "out/model.weights.h5",
+                                          "out/compression.json")]
+    never.append("experiments/in_flight/residual_gates/logs/queue.lock")
+    ignored = _ignored(wanted + never)
+    assert [p for p in wanted if p in ignored] == []
+    assert [p for p in never if p not in ignored] == []
