@@ -31,6 +31,7 @@ from keras_gated.models.preact_resnet import (
 )
 from keras_gated.models.resnet import GResNet50, ResNet50
 from keras_gated.models.wide_resnet import GWideResNet, WideResNet
+from keras_gated.models import compressed  # noqa: E402, F401  (after the nets it compresses)
 
 __all__ = [
     "GPlainNet",

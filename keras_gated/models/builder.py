@@ -170,6 +170,51 @@ def default_channels(in_chans: int | None) -> Iterator[None]:
         _IN_CHANS.reset(token)
 
 
+@dataclass(frozen=True)
+class CompressedBuild:
+    """A compressed architecture as the builder sees it: the registered ``source`` built
+    without ``removed_blocks`` and named ``name`` (``gresnet20`` without five blocks,
+    named ``gresnet20_c50``)."""
+
+    name: str
+    source: str
+    removed_blocks: tuple[str, ...]
+
+
+_COMPRESSED: contextvars.ContextVar[CompressedBuild | None] = contextvars.ContextVar(
+    "keras_gated_compressed", default=None
+)
+
+
+@contextlib.contextmanager
+def compressed_build(name: str, source: str, removed_blocks: Sequence[str]) -> Iterator[None]:
+    """Within the block, the builder builds the architecture ``source`` as the compressed
+    architecture ``name``: without ``removed_blocks`` (``keras_gated.analysis.prune``),
+    named ``name``, its weights resolved and checked under ``name``. A source
+    constructor called inside it that builds another architecture is refused.
+    ``keras_gated.models.compressed`` wraps every compressed architecture's build in it."""
+    token = _COMPRESSED.set(CompressedBuild(name, source, tuple(removed_blocks)))
+    try:
+        yield
+    finally:
+        _COMPRESSED.reset(token)
+
+
+def _compressed(arch: str, removed_blocks: Sequence[str]) -> tuple[str, tuple[str, ...]]:
+    """(the name, the blocks to remove) of what ``build_application(arch=...)`` builds:
+    the compressed architecture when ``arch`` is the source of the one being built."""
+    compressed = _COMPRESSED.get()
+    if compressed is None or arch == compressed.name:  # the name: a reference of its own
+        return arch, tuple(removed_blocks)
+    if arch != compressed.source:
+        raise ValueError(
+            f"{compressed.name} is {compressed.source} without {len(compressed.removed_blocks)} "
+            f"of its blocks, but these arguments build {arch}: leave the arguments that "
+            f"change the architecture (depth, block, width) at {compressed.source}'s."
+        )
+    return compressed.name, compressed.removed_blocks
+
+
 def _per_channel(values: tuple[float, ...], channels: int) -> tuple[float, ...]:
     if len(values) == channels:
         return values
@@ -206,6 +251,7 @@ def build_application(
     name: str | None = None,
     head_dropout: float = 0.0,
     head_initializer: Any = "glorot_uniform",
+    removed_blocks: Sequence[str] = (),
 ) -> keras.Model:
     """Wrap a family's feature extractor into an applications-style ``keras.Model``.
 
@@ -221,6 +267,9 @@ def build_application(
             arguments, as the public constructor received them.
         head_dropout: dropout between ``avg_pool`` and ``predictions`` (a recipe detail
             of some families, e.g. the 19-layer Highway net).
+        removed_blocks: blocks pruned to their identity shortcut after building (a
+            compressed net, see ``compressed_build``); the weights' own record of removed
+            blocks (``keras_gated.compress``'s folders) is added when this is empty.
 
     The model is a ``GatedModel``: timm's ``pretrained_cfg``, ``num_classes``,
     ``reset_classifier``, ``forward_features``, ``forward_head`` and ``feature_info``
@@ -233,7 +282,9 @@ def build_application(
     validate_classifier_activation(classifier_activation)
     if include_top:
         validate_classes(classes)
+    arch, removed = _compressed(arch, removed_blocks)
     resolved = weights_for(arch, weights)
+    removed = blocks_to_remove(arch, removed, resolved)
     shape = resolve_input_shape(spec, input_shape, input_tensor)
     check_input_channels(resolved, shape, spec)
 
@@ -254,7 +305,6 @@ def build_application(
         pretrained_cfg=None if resolved is None else resolved.pretrained_cfg,
         class_names=None if resolved is None else resolved.class_names,
     )
-    removed = removed_blocks_of(resolved)
     if removed:
         model = without_blocks(model, removed)
     if resolved is not None:
@@ -277,8 +327,9 @@ def build_application(
                 name=f"{arch}_reference",
                 head_dropout=head_dropout,
                 head_initializer=head_initializer,
+                removed_blocks=removed,
             )
-            return without_blocks(reference, removed) if removed else reference
+            return reference
 
         load_resolved(
             model,
@@ -299,6 +350,25 @@ def removed_blocks_of(resolved: ResolvedWeights | None) -> tuple[str, ...]:
     if resolved is None:
         return ()
     return tuple((resolved.model_kwargs or {}).get("removed_blocks") or ())
+
+
+def blocks_to_remove(
+    arch: str, removed: Sequence[str], resolved: ResolvedWeights | None
+) -> tuple[str, ...]:
+    """The blocks the model built as ``arch`` goes without: ``removed`` (a compressed
+    architecture's) or, when that is empty, those the weights were saved without. A
+    compressed architecture whose weights record other removed blocks is refused."""
+    recorded = removed_blocks_of(resolved)
+    if not removed or not recorded or set(recorded) == set(removed):
+        return tuple(removed or recorded)
+    compressed = _COMPRESSED.get()
+    source = compressed.source if compressed is not None else "its source"
+    raise ValueError(
+        f"The weights {resolved.source} were saved without the blocks {', '.join(recorded)} "
+        f"but {arch} is {source} without {', '.join(removed)}: load them with "
+        f"keras_gated.create_model({source!r}, weights={resolved.source!r}), which removes "
+        f"the blocks they record, or give {arch} weights saved from {arch}."
+    )
 
 
 def without_blocks(model: keras.Model, removed: Sequence[str]) -> keras.Model:
