@@ -208,7 +208,7 @@ def save_classifier_preset(weight_id: str, preset_dir: str | os.PathLike) -> Any
     if not tag:
         raise ValueError(f"{weight_id!r} is not a weight id: give name.tag, e.g. gresnet20.cifar10.")
     cfg = get_pretrained_cfg(weight_id)
-    released = create_model(arch, weights=tag)
+    released = create_model(arch, weights=tag, classes=cfg.classes)  # the weights' own head
     head = released.get_layer("predictions")
     if not isinstance(released.get_layer("avg_pool"), keras.layers.GlobalAveragePooling2D):
         raise ValueError(f"{weight_id}: a keras-hub ImageClassifier preset needs a "

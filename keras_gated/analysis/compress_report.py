@@ -75,6 +75,31 @@ def _table(points: dict[str, dict]) -> str:
     return "\n".join(rows)
 
 
+def compression_recipe(record: dict[str, Any]) -> str:
+    """The card's "Training recipe" of a compress run, from its record."""
+    cosine = record.get("finetune_schedule") == "cosine"
+    return (f"keras_gated.compress ({record['method']}): pressure λ={record['pressure']['strength']} "
+            f"for {record['pressure']['epochs']} epochs, then {record['finetune_epochs']} epochs of "
+            f"fine-tuning; SGD (momentum 0.9, Nesterov), learning rate {record['learning_rate']}"
+            f"{' decayed to 0 along a half cosine' if cosine else ''}, "
+            f"batch {record['batch_size']}, augmentation {'on' if record['augment'] else 'off'}, "
+            f"seed {record['seed']}")
+
+
+def compression_notes(record: dict[str, Any], points: dict[str, dict], source_weights: str, *,
+                      timing_images: int | None, backend: str) -> str:
+    """The card's "Compression" note: the method, budget and blocks removed, and the
+    measured table of the source, the pruned and the compressed net."""
+    how = "gate pressure" if record["method"] == "pressure" else f"the baseline {record['method']}"
+    budget = ", ".join(f"{k}={v}" for k, v in record["budget"].items())
+    rounds = f"rounds of {timing_images} images" if timing_images else "rounds"
+    return (f"### Compression\n\n`{source_weights}` compressed by {how} at {budget}: blocks "
+            f"removed {', '.join(record['removed'])}; "
+            f"{record['macs_after'] / record['macs_before']:.3f} of the source's counted MACs. "
+            f"Inference times: medians of interleaved `predict_on_batch` {rounds} on the "
+            f"machine of the compress run, backend {backend}.\n\n{_table(points)}")
+
+
 def write_compressed(result: CompressionResult, source: keras.Model, out: str | Path, *,
                      arch: str, dataset: str, test: tuple[np.ndarray, np.ndarray],
                      command: str, source_weights: str, class_names: Sequence[str] = (),
@@ -100,14 +125,10 @@ def write_compressed(result: CompressionResult, source: keras.Model, out: str | 
         "method": record["method"],
         "budget": record["budget"],
     }
-    notes = (f"### Compression\n\n`{source_weights}` compressed by "
-             f"{'gate pressure' if record['method'] == 'pressure' else 'the baseline ' + record['method']}"
-             f" at {budget}: blocks removed {', '.join(record['removed'])}; "
-             f"{record['macs_after'] / record['macs_before']:.3f} of the source's counted MACs. "
-             f"Inference times: medians of interleaved `predict_on_batch` rounds of "
-             f"{min(timing_batch, len(x))} images on this machine, backend "
-             f"{keras.backend.backend()}.\n\n{_table(points)}\n\n"
-             f"`{RECORD_FILE}` holds every number, `{PLOT_FILE}` the trade-off.")
+    timing_images = min(timing_batch, len(x))
+    notes = (compression_notes(record, points, source_weights, timing_images=timing_images,
+                               backend=keras.backend.backend())
+             + f"\n\n`{RECORD_FILE}` holds every number, `{PLOT_FILE}` the trade-off.")
     folder = out.resolve().as_posix()
     usage = "\n".join([
         "import keras",
@@ -118,13 +139,8 @@ def write_compressed(result: CompressionResult, source: keras.Model, out: str | 
         f'model = kg.create_model("{arch}", weights=folder)  # the same net, blocks removed',
         "probabilities = model.predict(images)",
     ])
-    recipe = (f"keras_gated.compress ({record['method']}): pressure λ={record['pressure']['strength']} "
-              f"for {record['pressure']['epochs']} epochs, then {record['finetune_epochs']} epochs of "
-              f"fine-tuning; SGD (momentum 0.9, Nesterov), learning rate {record['learning_rate']}"
-              f"{' decayed to 0 along a half cosine' if record.get('finetune_schedule') == 'cosine' else ''}, "
-              f"batch {record['batch_size']}, augmentation {'on' if record['augment'] else 'off'}, "
-              f"seed {record['seed']}")
-    save_zoo_folder(result.model, out, weight_id=weight_id, metrics=metrics, recipe=recipe,
+    save_zoo_folder(result.model, out, weight_id=weight_id, metrics=metrics,
+                    recipe=compression_recipe(record),
                     command=command, overwrite=True, usage=usage, notes=notes,
                     class_names=list(class_names) or None,
                     dataset_note=dataset_note or f"{dataset}, test split")
@@ -135,7 +151,7 @@ def write_compressed(result: CompressionResult, source: keras.Model, out: str | 
         f"--dataset {weight_id.partition('.')[2]}",
         f"keras-gated evaluate {arch} --weights {shlex.quote(folder)} --dataset {shlex.quote(dataset)}"))
     numbers = {"record": record, "measured": points, "command": command,
-               "backend": keras.backend.backend()}
+               "backend": keras.backend.backend(), "timing_images": timing_images}
     (out / RECORD_FILE).write_text(json.dumps(numbers, indent=2) + "\n")
     plot_tradeoff(points, out / PLOT_FILE, f"{arch}: compressed at {budget} ({record['method']})")
     return numbers
