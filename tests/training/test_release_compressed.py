@@ -1,0 +1,127 @@
+"""python -m training.release_compressed: a keras-gated compress folder -> a zoo folder of
+the compressed architecture's own name -> its line, its config, its tables."""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import io
+import json
+
+import keras
+import numpy as np
+import pytest
+
+import keras_gated as kg
+from keras_gated.models.compressed import registered
+from keras_gated.models.compressed.architectures import read_architectures
+from keras_gated.pretrained import listing, pretrained_cfgs_overlay
+from keras_gated.pretrained.zoo_folder import pretrained_cfg_from_folder
+from tests.helpers import images, make_image_folder, to_numpy
+from tests.test_repository import KERAS_HUB_FILES, ZOO_FILES
+from training import release, release_compressed
+
+
+def _compress(tmp_path, arch, shape, classes, *budget):
+    """A real ``keras-gated compress`` run of a fresh ``arch`` on a tiny image folder."""
+    from keras_gated.cli import main
+
+    data = make_image_folder(tmp_path / "tiny", shape=shape, per_class=(16, 8), classes=classes)
+    source = tmp_path / "source"
+    keras.saving.save_model(kg.create_model(arch, classes=classes), source, zipped=False)
+    out = tmp_path / "out"
+    with contextlib.redirect_stdout(io.StringIO()):
+        assert main(["compress", arch, "--weights", str(source), "--dataset", str(data), *budget,
+                     "--batch-size", "16", "--out", str(out)]) == 0
+    return data, out
+
+
+def _paths(tmp_path):
+    readme = tmp_path / "README.md"
+    readme.write_text(f"# project\n\n{listing.BEGIN}\n{listing.END}\n")
+    (tmp_path / "cfgs").mkdir()
+    return dict(zoo=tmp_path / "zoo", register_in=tmp_path / "cfgs", readme=readme,
+                architectures=tmp_path / "architectures.jsonl", catalog=tmp_path / "catalog.json")
+
+
+def test_a_compress_folder_is_released_under_its_own_name_and_registered(tmp_path):
+    data, out = _compress(tmp_path, "gresnetfc2", (28, 28, 1), 2, "--blocks", "1", "--epochs", "0",
+                          "--pressure-epochs", "0", "--baseline", "lowest")
+    record = json.loads((out / "compression.json").read_text())["record"]
+    percent = int(np.ceil(100 * record["macs_after"] / record["macs_before"]))
+    name = f"gresnetfc2_c{percent}"
+    paths = _paths(tmp_path)
+    with pytest.raises(ValueError, match=f"whose name is {name}"):
+        release_compressed.release_compressed(out, "gresnetfc2_c50", dataset=str(data), **paths)
+    assert not paths["zoo"].exists()  # refused before anything was written
+
+    folder = release_compressed.release_compressed(out, name, dataset=str(data), **paths)
+    assert folder == paths["zoo"] / f"{name}.tiny"
+    assert {p.name for p in folder.iterdir()} == ZOO_FILES  # a fully connected net: no preset
+    metrics = json.loads((folder / "metrics.json").read_text())
+    assert metrics["test_accuracy"] == json.loads((out / "metrics.json").read_text())["test_accuracy"]
+    assert metrics["model_args"] == {"removed_blocks": ["block1"]} and metrics["recipe"] == "compress"
+    assert (folder / "training_log.csv").read_text() == "phase,epoch\n"  # no epoch was run
+    card = (folder / "README.md").read_text()
+    assert f'kg.create_model("{name}.tiny")' in card and "### Compression" in card
+    assert "compression.json" not in card  # not part of the release
+
+    [arch] = read_architectures(paths["architectures"])
+    assert (arch.name, arch.source, arch.removed_blocks) == (name, "gresnetfc2", ("block1",))
+    assert arch.budget == {"blocks": 1} and arch.parameters > 0
+    [cfg] = release.registered_cfgs(paths["register_in"])
+    assert cfg.weight_id == f"{name}.tiny" and cfg == pretrained_cfg_from_folder(folder)
+    assert (paths["register_in"] / "compressed" / "compressed.json").is_file()
+    assert f"| `{name}.tiny` |" in paths["readme"].read_text()
+    catalog = json.loads(paths["catalog"].read_text())["models"]
+    assert catalog[name]["constructor"] == f"keras_gated.models.compressed.compressed:{name}"
+    assert not kg.is_model(name)  # registered in the data files, not left in this process
+
+
+def test_the_release_loads_by_weight_id_and_computes_the_compress_folders_net(tmp_path, monkeypatch):
+    data, out = _compress(tmp_path, "gresnetfc2", (28, 28, 1), 2, "--blocks", "1", "--epochs", "0",
+                          "--pressure-epochs", "0", "--baseline", "lowest")
+    monkeypatch.setenv("KERAS_GATED_ZOO", str(tmp_path / "zoo"))
+    record = json.loads((out / "compression.json").read_text())["record"]
+    name = f"gresnetfc2_c{int(np.ceil(100 * record['macs_after'] / record['macs_before']))}"
+    folder = release_compressed.release_compressed(out, name, dataset=str(data), zoo=tmp_path / "zoo")
+    cfg = pretrained_cfg_from_folder(folder)
+    arch = release_compressed.architecture_of(release_compressed.read_compress_output(out), name)
+    x = images(3, (28, 28, 1))
+    with registered(arch), pretrained_cfgs_overlay(cfg):
+        model = kg.create_model(f"{name}.tiny", num_classes=2)
+        assert model.name == name and "block1" not in [layer.name for layer in model.layers]
+        np.testing.assert_allclose(to_numpy(model(x, training=False)),
+                                   to_numpy(keras.saving.load_model(out)(x, training=False)),
+                                   atol=1e-6)
+
+
+def test_the_training_log_holds_every_epoch_of_both_phases(tmp_path):
+    history = {"pressure": [{"loss": 1.5, "accuracy": 0.4}, {"loss": 1.2, "accuracy": 0.5}],
+               "finetune": [{"loss": 0.9, "accuracy": 0.7}]}
+    path = release_compressed.write_training_log({"history": history}, tmp_path / "log.csv")
+    with path.open() as f:
+        rows = list(csv.DictReader(f))
+    assert [(r["phase"], r["epoch"], r["loss"]) for r in rows] == [
+        ("pressure", "0", "1.5"), ("pressure", "1", "1.2"), ("finetune", "0", "0.9")]
+    assert list(rows[0]) == ["phase", "epoch", "accuracy", "loss"]
+
+
+def test_a_folder_that_is_not_a_compress_run_is_refused(tmp_path):
+    with pytest.raises(ValueError, match="give the --out folder of a finished keras-gated compress run"):
+        release_compressed.release_compressed(tmp_path, "gresnet20_c50", zoo=tmp_path / "zoo")
+
+
+@pytest.mark.slow
+def test_a_convolutional_release_carries_its_keras_hub_preset(tmp_path, monkeypatch):
+    pytest.importorskip("keras_hub")
+    data, out = _compress(tmp_path, "gresnet20", (32, 32, 3), 2, "--macs", "0.5", "--epochs", "0",
+                          "--pressure-epochs", "0", "--baseline", "lowest")
+    monkeypatch.setenv("KERAS_GATED_ZOO", str(tmp_path / "zoo"))
+    paths = _paths(tmp_path)
+    folder = release_compressed.release_compressed(out, "gresnet20_c50", dataset=str(data), **paths)
+    assert {p.name for p in folder.iterdir()} == ZOO_FILES | {"keras_hub"}
+    assert {p.name for p in (folder / "keras_hub").iterdir()} == KERAS_HUB_FILES
+    [arch] = read_architectures(paths["architectures"])
+    assert arch.removed_blocks == ("stage1_unit2", "stage1_unit3", "stage2_unit2", "stage2_unit3",
+                                   "stage3_unit2")
