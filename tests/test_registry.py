@@ -48,7 +48,9 @@ def test_entry_holds_what_training_and_listing_need(name):
 
 
 def test_pattern_filter_and_natural_order():
-    assert kg.list_models("gresnet[0-9]*") == [
+    # Compressed nets (gresnet20_c50) are their own family: left out by their family name.
+    compressed = [n for n in kg.list_models() if get_model_entry(n).family == "compressed"]
+    assert kg.list_models("gresnet[0-9]*", exclude_filters=compressed) == [
         "gresnet20", "gresnet32", "gresnet44", "gresnet50", "gresnet56", "gresnet110",
         "gresnet164", "gresnet1001",
     ]

@@ -144,8 +144,8 @@ def test_pretrained_true_without_released_weights_names_the_released_ones():
 
 
 def test_list_models_filters():
-    assert kg.list_models("gresnet2*") == ["gresnet20"]  # positional, as before
-    assert kg.list_models(["gresnet2*", "wrn_16_*"]) == ["gresnet20", "wrn_16_2", "wrn_16_4", "wrn_16_8"]
+    assert kg.list_models("gresnet2?") == ["gresnet20"]  # positional, as before
+    assert kg.list_models(["gresnet2?", "wrn_16_*"]) == ["gresnet20", "wrn_16_2", "wrn_16_4", "wrn_16_8"]
     assert kg.list_models("wrn_16_*", exclude_filters="*_8") == ["wrn_16_2", "wrn_16_4"]
     assert kg.list_models(filter="wrn_*", exclude_filters=["wrn_16_*", "wrn_4*"]) == [
         "wrn_28_10", "wrn_52_1"
