@@ -71,7 +71,8 @@ if __name__ == "__main__":  # also under pip's build backend, which runs this fi
         package_dir={"keras_gated._zoo": "zoo"},
         package_data={
             "keras_gated": ["py.typed", "catalog.json", "assets/**/*"],
-            "keras_gated.models": ["*/*.json"],  # the released-weight configs, one per family
+            # the released-weight configs, one per family, and the compressed architectures
+            "keras_gated.models": ["*/*.json", "compressed/architectures.jsonl"],
             "keras_gated._zoo": [f"{weight_id}/*" for weight_id in bundled_checkpoints()],
         },
     )

@@ -108,6 +108,11 @@ def test_wheel_holds_keras_gated_and_the_bundled_checkpoints_only(wheel):
                          *STARTUP_FILES}, top_level
     assert "keras_gated/__init__.py" in names and "keras_gated/cli.py" in names
     assert any(n.startswith("keras_gated/assets/cifar10_demo/") for n in names)
+    # Every family's data files, the compressed architectures' list included.
+    data_files = {p.relative_to(ROOT).as_posix() for p in (ROOT / "keras_gated" / "models").rglob("*")
+                  if p.suffix in (".json", ".jsonl")}
+    assert "keras_gated/models/compressed/architectures.jsonl" in data_files
+    assert data_files <= names
 
     bundled = sorted({n.split("/")[2] for n in names if n.startswith("keras_gated/_zoo/")})
     assert bundled == SETUP["bundled_checkpoints"]() and DEMO_ID in bundled
