@@ -1,6 +1,11 @@
 """The compression measurements as one figure: test accuracy against counted MACs and
-against measured CPU time per image, for each source net, its compressed nets (the
-method and each baseline, at each budget) and the source itself.
+against measured CPU time per image relative to the source's, for each source net, its
+compressed nets (the method and each baseline, at each budget) and the source itself.
+
+Each run times its compressed net and its source in the same process, in interleaved
+rounds, so their ratio holds whatever else shared the machine; the absolute times of two
+runs do not (one measured while other jobs ran is slower throughout), so the figure draws
+the ratio, and the source once, at 1.
 
     python -m experiments.compression.tradeoff [--results DIR] [--out PATH]
 
@@ -45,8 +50,14 @@ def points(results: Path = RESULTS) -> list[dict]:
     return found
 
 
+def relative_time(point: dict) -> float:
+    """The compressed net's time per image as a fraction of its source's, timed alike."""
+    return point["compressed"]["seconds_per_image"] / point["source_net"]["seconds_per_image"]
+
+
 def draw(found: list[dict], out: Path = OUT) -> Path:
-    """Accuracy against MMACs (left) and ms per image (right), one colour per source."""
+    """Accuracy against MMACs (left) and against time per image relative to the source
+    (right), one colour per source."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -55,15 +66,20 @@ def draw(found: list[dict], out: Path = OUT) -> Path:
     sources = sorted({p["source"] for p in found})
     colours = dict(zip(sources, plt.rcParams["axes.prop_cycle"].by_key()["color"]))
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), sharey=True)
-    for ax, key, scale, label in ((axes[0], "macs", 1e-6, "counted MMACs per image"),
-                                  (axes[1], "seconds_per_image", 1e3,
-                                   "measured CPU time per image (ms, one core)")):
+    for ax, key, label in ((axes[0], "macs", "counted MMACs per image"),
+                           (axes[1], "time", "CPU time per image / the source's (same process, one core)")):
         shown = set()
         for point in found:
             colour = colours[point["source"]]
-            for net, method in ((point["source_net"], "source"), (point["compressed"], point["method"])):
+            x = {"source": point["source_net"]["macs"] * 1e-6 if key == "macs" else 1.0,
+                 "compressed": point["compressed"]["macs"] * 1e-6 if key == "macs"
+                 else relative_time(point)}
+            for net, method, at in ((point["source_net"], "source", x["source"]),
+                                    (point["compressed"], point["method"], x["compressed"])):
                 name = f"{point['source']}: {method}"
-                ax.plot(net[key] * scale, net["accuracy"], MARKERS.get(method, "x"),
+                if method == "source" and name in shown:
+                    continue  # the source once (its accuracy is the same in every run)
+                ax.plot(at, net["accuracy"], MARKERS.get(method, "x"),
                         color=colour, markersize=9 if method == "source" else 6,
                         fillstyle="none" if method in ("lowest", "random") else "full",
                         label=None if name in shown else name)

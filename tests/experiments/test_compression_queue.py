@@ -103,5 +103,8 @@ def test_the_tradeoff_figure_has_a_point_per_finished_run_and_its_source(tmp_pat
     found = points(tmp_path)
     assert [(p["run"], p["method"], p["compressed"]["accuracy"]) for p in found] == [
         ("g-m05", "pressure", 0.80), ("g-m05-lowest", "lowest", 0.79)]
+    from experiments.compression.tradeoff import relative_time
+
+    assert relative_time(found[0]) == 0.0012 / 0.0023  # timed against its own source
     out = draw(found, tmp_path / "fig.png")
     assert out.stat().st_size > 1000 and json.loads(out.with_suffix(".json").read_text()) == found
