@@ -10,27 +10,24 @@ cell (``rgtable.<model><d>.e20``, the page's original number) is shown beside th
 left out of the mean. Test error is ``1 − test_accuracy`` of each run's ``metrics.json``,
 in %; mean k is the mean over the net's gates at the last epoch (``gates.csv``).
 
-A gap (gated minus ungated mean error) *clears the spread* when both cells have at least
-3 seeds and |gap| > 2·√(s_g²/n_g + s_u²/n_u) (twice the standard error of the difference
-of two means, s the sample standard deviations); otherwise it is *within the spread*, or
-*too few seeds* to tell.
+A gap (gated minus ungated mean error) *clears the spread* as ``experiments.tools.seeds``
+says: 3 seeds a side and a difference over twice its standard error.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import math
 import re
 import sys
 from pathlib import Path
 
 from experiments.tools.records import mean_k, read_json
+from experiments.tools.seeds import MIN_SEEDS, gap, gap_text, spread, spread_text
 
 RESULTS = Path(__file__).resolve().parent / "results"
 DEPTHS = (2, 10, 20, 50, 100)
 PAIRS = (("gresnetfc", "resnetfc"), ("gplainnet", "plainnet"))  # (gated, ungated)
-MIN_SEEDS = 3
 
 
 def _error(folder: Path) -> float | None:
@@ -59,28 +56,9 @@ def cell(results: Path, model: str, depth: int, epochs: int = 20) -> dict:
             "mean_k": ks, "first_run": _error(results / name)}
 
 
-def spread(values) -> tuple[float | None, float | None, int]:
-    """Mean, sample standard deviation (None under two values) and count."""
-    values = list(values)
-    if not values:
-        return None, None, 0
-    mean = sum(values) / len(values)
-    if len(values) < 2:
-        return mean, None, len(values)
-    return mean, math.sqrt(sum((v - mean) ** 2 for v in values) / (len(values) - 1)), len(values)
-
-
 def compare(gated: dict, ungated: dict) -> dict:
     """The gap of mean test errors (gated − ungated, points) and whether it clears the spread."""
-    (mg, sg, ng), (mu, su, nu) = spread(gated["errors"].values()), spread(ungated["errors"].values())
-    if mg is None or mu is None:
-        return {"gap": None, "bound": None, "verdict": "not run"}
-    gap = mg - mu
-    if min(ng, nu) < MIN_SEEDS:
-        return {"gap": gap, "bound": None, "verdict": "too few seeds"}
-    bound = 2.0 * math.sqrt(sg ** 2 / ng + su ** 2 / nu)
-    return {"gap": gap, "bound": bound,
-            "verdict": "clears the spread" if abs(gap) > bound else "within the spread"}
+    return gap(gated["errors"].values(), ungated["errors"].values())
 
 
 def table(results: Path = RESULTS) -> list[dict]:
@@ -95,17 +73,11 @@ def table(results: Path = RESULTS) -> list[dict]:
 
 
 def _cell_text(found: dict) -> str:
-    mean, std, n = spread(found["errors"].values())
-    if mean is None:
-        return "—"
-    return f"{mean:.2f}" + (f" ± {std:.2f}" if std is not None else "") + f" ({n})"
+    return spread_text(found["errors"].values())
 
 
-def _gap_text(gap: dict) -> str:
-    if gap["gap"] is None:
-        return "—"
-    bound = f", bound {gap['bound']:.2f}" if gap["bound"] is not None else ""
-    return f"{gap['gap']:+.2f}{bound}: {gap['verdict']}"
+def _gap_text(found: dict) -> str:
+    return gap_text(found)
 
 
 def markdown(rows: list[dict]) -> str:

@@ -1,0 +1,81 @@
+"""Highway Networks Fig. 1 at d = 50, made fair and seeded: the highway net and the plain
+net, each trained with its own searched activation and learning rate
+(``seeds_queue.sh`` sections a and b), over their seeds.
+
+    python -m experiments.highway.seed_pair [--results DIR] [--json]
+
+A family's runs are ``hwfig1s.<family>50.s<seed>.e10`` in ``results/`` (10 epochs on the
+whole training split, one thread). Per family: the test error (``1 − test_accuracy`` of
+``metrics.json``, %) and the best training loss (the lowest ``loss`` of ``log.csv``, the
+quantity Fig. 1 plots), mean ± std over seeds; and each highway-minus-plain gap, which
+clears the spread as ``experiments.tools.seeds`` says (3 seeds a side, a difference over
+twice its standard error).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from pathlib import Path
+
+from experiments.tools.records import best_training_loss, read_json
+from experiments.tools.seeds import gap, gap_text, spread_text
+
+RESULTS = Path(__file__).resolve().parent / "results"
+FAMILIES = ("highwayfc", "plainnet")
+DEPTH = 50
+EPOCHS = 10
+
+
+def family_runs(results: Path, family: str, depth: int = DEPTH, epochs: int = EPOCHS) -> dict:
+    """Seed -> {"error": test error %, "loss": best training loss} of the family's
+    finished runs."""
+    pattern = re.compile(rf"^hwfig1s\.{family}{depth}\.s(\d+)\.e{epochs}$")
+    runs = {}
+    for folder in sorted(results.glob(f"hwfig1s.{family}{depth}.s*.e{epochs}")):
+        match = pattern.match(folder.name)
+        metrics = read_json(folder / "metrics.json") if match else None
+        if metrics is None:
+            continue
+        loss, _epoch = best_training_loss(folder)
+        runs[int(match.group(1))] = {"error": 100.0 * (1.0 - float(metrics["test_accuracy"])),
+                                     "loss": loss}
+    return runs
+
+
+def pair(results: Path = RESULTS) -> dict:
+    """Both families' runs, and the highway-minus-plain gap of each quantity."""
+    runs = {family: family_runs(results, family) for family in FAMILIES}
+    values = {family: {key: [r[key] for r in found.values() if r[key] is not None]
+                       for key in ("error", "loss")} for family, found in runs.items()}
+    return {"runs": runs,
+            "gaps": {key: gap(values["highwayfc"][key], values["plainnet"][key])
+                     for key in ("error", "loss")}}
+
+
+def markdown(found: dict) -> str:
+    """The pair as a Markdown table: one row per quantity."""
+    lines = [f"| d = {DEPTH}, {EPOCHS} epochs | highway | plain | highway − plain |",
+             "| --- | --- | --- | --- |"]
+    for key, label, digits in (("error", "test error %", 2), ("loss", "best training loss", 4)):
+        cells = [spread_text([r[key] for r in found["runs"][family].values() if r[key] is not None],
+                             digits) for family in FAMILIES]
+        lines.append(f"| {label} | {cells[0]} | {cells[1]} | {gap_text(found['gaps'][key], digits)} |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m experiments.highway.seed_pair",
+                                     description=__doc__.split("\n")[0])
+    parser.add_argument("--results", type=Path, default=RESULTS, help="the kept run records")
+    parser.add_argument("--json", action="store_true", help="every number, as JSON")
+    args = parser.parse_args(argv)
+    found = pair(args.results)
+    print(json.dumps(found, indent=1) if args.json else markdown(found))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

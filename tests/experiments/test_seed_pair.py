@@ -1,0 +1,50 @@
+"""experiments/tools/seeds.py (mean ± std, a gap against twice its standard error) and
+experiments/highway/seed_pair.py (Highway Fig. 1 at d = 50 over seeds), on fabricated
+run records."""
+
+import json
+import math
+
+from experiments.highway.seed_pair import markdown, pair
+from experiments.tools.seeds import gap, spread, spread_text
+
+
+def test_spread_and_gap_follow_their_formulas():
+    assert spread([]) == (None, None, 0) and spread([2.0]) == (2.0, None, 1)
+    mean, std, n = spread([1.0, 2.0, 4.0])
+    assert (mean, n) == (7 / 3, 3) and math.isclose(std, math.sqrt(((1 - 7 / 3) ** 2 + (2 - 7 / 3) ** 2
+                                                                     + (4 - 7 / 3) ** 2) / 2))
+    assert spread_text([1.0, 3.0]) == "2.00 ± 1.41 (2)" and spread_text([]) == "—"
+    assert gap([1, 2], [3, 4, 5])["verdict"] == "too few seeds"
+    close = gap([10.0, 10.2, 9.8], [10.1, 10.3, 9.9])
+    bound = 2 * math.sqrt(0.04 / 3 + 0.04 / 3)
+    assert math.isclose(close["bound"], bound) and close["verdict"] == "within the spread"
+    assert gap([10.0, 10.2, 9.8], [12.0, 12.2, 11.8])["verdict"] == "clears the spread"
+    assert gap([], [1.0])["verdict"] == "not run"
+
+
+def _run(results, name, accuracy, losses):
+    folder = results / name
+    folder.mkdir(parents=True)
+    (folder / "metrics.json").write_text(json.dumps({"test_accuracy": accuracy}))
+    (folder / "log.csv").write_text("epoch,loss\n" + "".join(f"{i},{v}\n" for i, v in enumerate(losses)))
+
+
+def test_the_pair_reads_each_familys_seeds_and_compares_them(tmp_path):
+    for seed, (acc_h, acc_p) in enumerate(((0.86, 0.84), (0.87, 0.845), (0.865, 0.842))):
+        _run(tmp_path, f"hwfig1s.highwayfc50.s{seed}.e10", acc_h, (1.0, 0.30 + seed / 100, 0.4))
+        _run(tmp_path, f"hwfig1s.plainnet50.s{seed}.e10", acc_p, (1.0, 0.38, "nan"))
+    # Not part of the pair: another depth, a search run, an unfinished run.
+    _run(tmp_path, "hwfig1s.highwayfc10.s0.e10", 0.5, (9.0,))
+    _run(tmp_path, "hwfig1s.plainnet50.tanh.lr0.003.val10", 0.5, (9.0,))
+    (tmp_path / "hwfig1s.plainnet50.s3.e10").mkdir()
+    found = pair(tmp_path)
+    assert sorted(found["runs"]["highwayfc"]) == [0, 1, 2] and sorted(found["runs"]["plainnet"]) == [0, 1, 2]
+    assert math.isclose(found["runs"]["highwayfc"][1]["error"], 13.0)
+    assert found["runs"]["highwayfc"][2]["loss"] == 0.32 and found["runs"]["plainnet"][0]["loss"] == 0.38
+    # Highway errors 14, 13, 13.5 against plain 16, 15.5, 15.8: a gap of about -2.27 points.
+    assert math.isclose(found["gaps"]["error"]["gap"], 13.5 - (16 + 15.5 + 15.8) / 3)
+    assert found["gaps"]["error"]["verdict"] == "clears the spread"
+    text = markdown(found)
+    assert "| test error % | 13.50 ± 0.50 (3) | 15.77 ± 0.25 (3) | -2.27, bound" in text
+    assert "| best training loss | 0.3100 ± 0.0100 (3) | 0.3800 ± 0.0000 (3) |" in text
