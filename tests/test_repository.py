@@ -8,9 +8,12 @@ These tests read ``git ls-files``; outside a git checkout (an unpacked sdist) th
 
 from __future__ import annotations
 
+import json
+import os
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -76,13 +79,88 @@ def ended_runs_with_a_backup(files: list[str]) -> list[str]:
     return stale
 
 
+def unresumable_backups(files: list[str], read) -> list[str]:
+    """The tracked backup records of in-flight runs that name a weights file git does not
+    track: a training run's ``backup/latest.json`` and a compress run's
+    ``backup/<phase>.json`` (``weights``, or ``<phase>.weights.h5`` for older records).
+    ``read(name)`` gives a tracked file's text."""
+    tracked = set(files)
+    broken = []
+    for name in files:
+        match = IN_FLIGHT_BACKUP.match(name)
+        if not match or not name.endswith(".json") or name.endswith(("/settings.json", ".weights.json")):
+            continue
+        record = json.loads(read(name))
+        folder, file = name.rsplit("/", 1)
+        phase = file.removesuffix(".json")
+        weights = record.get("weights") or f"{phase}.weights.h5"
+        if f"{folder}/{weights}" not in tracked:
+            broken.append(name)
+    return broken
+
+
+def test_every_backup_in_flight_can_resume():
+    assert unresumable_backups(tracked_files(), lambda name: (ROOT / name).read_text()) == []
+
+
+def test_the_resume_check_finds_a_pointer_to_a_missing_file():
+    run = "experiments/in_flight/highway/hwfig1s.highwayfc50.s2.e10/backup"
+    texts = {f"{run}/latest.json": '{"epoch": 4, "weights": "epoch-0004.weights.h5"}',
+             f"{run}/settings.json": "{}",
+             "experiments/in_flight/compression/c/backup/pressure.json": '{"epochs": []}',
+             "experiments/in_flight/compression/c/backup/pressure.weights.h5": "",
+             "experiments/in_flight/compression/d/backup/finetune.json":
+                 '{"epochs": [], "weights": "finetune-0002.weights.h5"}'}
+    assert unresumable_backups(list(texts), texts.__getitem__) == [
+        f"{run}/latest.json", "experiments/in_flight/compression/d/backup/finetune.json"]
+
+
+@pytest.mark.skipif(os.environ.get("KERAS_GATED_IN_A_CLONE") == "1", reason="inside the clone")
+def test_a_clone_with_a_run_in_flight_committed_passes_the_repository_checks(tmp_path):
+    """CONTRIBUTING's hand-over, end to end: commit a run's last backup in flight in a
+    clone, and this module's checks pass there."""
+    tracked_files()  # skips outside a git checkout
+    clone = tmp_path / "clone"
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run(["git", "clone", "-q", str(ROOT), str(clone)], check=True)
+    for rules in (".gitignore", "tests/test_repository.py"):  # the rules as they are here
+        shutil.copyfile(ROOT / rules, clone / rules)
+    backup = clone / "experiments/in_flight/residual_gates/rgtable.plainnet2.e20.t1.s7/backup"
+    backup.mkdir(parents=True)
+    (backup / "epoch-0003.weights.h5").write_bytes(b"\0" * (6 * MB))  # over the 5 MB file cap
+    (backup / "latest.json").write_text('{"epoch": 3, "weights": "epoch-0003.weights.h5"}')
+    (backup.parent / "log.csv").write_text("epoch,loss\n0,1.0\n")
+    subprocess.run(git + ["add", ".gitignore", "tests", "experiments/in_flight"], cwd=clone, check=True)
+    subprocess.run(git + ["commit", "-qm", "runs in flight"], cwd=clone, check=True)
+    listed = subprocess.run(["git", "ls-files", "experiments/in_flight"], cwd=clone,
+                            capture_output=True, text=True, check=True).stdout.split()
+    assert len(listed) == 3  # the backup, its pointer and the log: nothing ignored
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist",
+         "tests/test_repository.py"], cwd=clone, capture_output=True, text=True,
+        env={**os.environ, "KERAS_GATED_IN_A_CLONE": "1"})
+    assert result.returncode == 0, result.stdout[-3000:]
+
+
 def test_an_ended_run_leaves_no_backup_in_flight():
     assert ended_runs_with_a_backup(tracked_files()) == []
 
 
+def stray_weights(files: list[str]) -> list[str]:
+    """Weight files outside zoo/ that are not an in-flight run's backup."""
+    return [f for f in files if f.endswith(WEIGHT_SUFFIXES) and not f.startswith("zoo/")
+            and not IN_FLIGHT_BACKUP.match(f)]
+
+
+def too_big_outside_zoo(files: list[str], sizes) -> list[str]:
+    """Files over MAX_FILE_OUTSIDE_ZOO outside zoo/ and the in-flight runs (whose total
+    is capped on its own)."""
+    return [f for f in files if not f.startswith(("zoo/", "experiments/in_flight/"))
+            and sizes(f) > MAX_FILE_OUTSIDE_ZOO]
+
+
 def test_no_weight_file_outside_zoo():
-    stray = [f for f in tracked_files() if f.endswith(WEIGHT_SUFFIXES) and not f.startswith("zoo/")]
-    assert stray == []
+    assert stray_weights(tracked_files()) == []
 
 
 def test_tracked_files_outside_zoo_stay_small():
@@ -90,9 +168,17 @@ def test_tracked_files_outside_zoo_stay_small():
                if not f.startswith(("zoo/", "experiments/in_flight/"))]
     total = sum(map(size, outside))
     assert 0 < total <= MAX_OUTSIDE_ZOO, f"{total / MB:.1f} MB tracked outside zoo/"
-    too_big = [f for f in tracked_files()
-               if not f.startswith("zoo/") and size(f) > MAX_FILE_OUTSIDE_ZOO]
-    assert too_big == []
+    assert too_big_outside_zoo(tracked_files(), size) == []
+
+
+def test_an_in_flight_backup_passes_the_size_and_weight_checks():
+    """A committed in-flight backup (CONTRIBUTING, "Long runs") is neither a stray weight
+    file nor an oversized file; the same file anywhere else outside zoo/ is both."""
+    backup = "experiments/in_flight/compression/gresnet20-m075/backup/pressure-0001.weights.h5"
+    elsewhere = "experiments/compression/results/gresnet20-m075/pressure-0001.weights.h5"
+    six_mb = {backup: 6 * MB, elsewhere: 6 * MB}.get
+    assert stray_weights([backup, elsewhere]) == [elsewhere]
+    assert too_big_outside_zoo([backup, elsewhere], six_mb) == [elsewhere]
 
 
 def test_zoo_holds_only_released_checkpoint_folders():
