@@ -57,11 +57,13 @@ while :; do
     break
   fi
   read -r best_act best_lr <<< "$best"
-  # its folder and log are set aside below if it fails, so keep() leaves them
-  KEEP_BACKUP=1 run highwayfc50.fashion_mnist --model highwayfc50 --recipe highway_mnist_fc --epochs 100 \
+  # the release run: keep() leaves its folder (training.release reads it) and its log
+  # (both are set aside below if it fails)
+  KEEP_RUN=1 run highwayfc50.fashion_mnist --model highwayfc50 --recipe highway_mnist_fc --epochs 100 \
     --model-arg transform_bias=-2 --model-arg kernel_initializer=he_normal \
     --model-arg "activation=$best_act" --lr "$best_lr"
   if ! full_run_failed; then
+    rm -f "$LOG_DIR/highwayfc50.fashion_mnist.log"  # kept in results/ as train.log
     break
   fi
   note "highwayfc50.fashion_mnist with $best_act, lr $best_lr diverged or ended at chance: set aside"

@@ -33,15 +33,27 @@ FIG5_EPOCHS=${FIG5_EPOCHS:-100}
 note "seeds queue: one thread per run (XLA_FLAGS=$XLA_FLAGS TF_NUM_INTRAOP_THREADS=$TF_NUM_INTRAOP_THREADS TF_NUM_INTEROP_THREADS=$TF_NUM_INTEROP_THREADS), nice 19, seeds $SEEDS"
 
 # analyze_pair SEED: the Fig. 5 removal curves and Fig. 4 k of the SEED pair, once both
-# runs have finished; kept in $RESULTS/fig5.d100.e$FIG5_EPOCHS.s<seed>/analysis.json.
+# runs have finished; kept in $RESULTS/fig5.d100.e$FIG5_EPOCHS.s<seed>/analysis.json (with
+# the analysis's output as analyze.log). Then the pair's runs are emptied (their folders
+# and logs: keep() left them for this step). A pair of which a run ended without its last
+# epoch's weights (it diverged) is not analysed, and emptied too.
 analyze_pair() {
-  local seed=$1 epoch gated ungated dest out
+  local seed=$1 epoch gated ungated dest out log pair name
   epoch=$(printf '%04d' "$FIG5_EPOCHS")
+  pair="fig5.gresnetfc100.e$FIG5_EPOCHS.s$seed fig5.resnetfc100.e$FIG5_EPOCHS.s$seed"
   gated="$SCIENCE_RUNS/fig5.gresnetfc100.e$FIG5_EPOCHS.s$seed/backup/epoch-$epoch.weights.h5"
   ungated="$SCIENCE_RUNS/fig5.resnetfc100.e$FIG5_EPOCHS.s$seed/backup/epoch-$epoch.weights.h5"
   dest="$RESULTS/fig5.d100.e$FIG5_EPOCHS.s$seed"
   out="$SCIENCE_RUNS/analyze.fig5.d100.e$FIG5_EPOCHS.s$seed"
+  log="$LOG_DIR/analyze.fig5.d100.e$FIG5_EPOCHS.s$seed.log"
   [ -f "$dest/analysis.json" ] && return 0
+  for name in $pair; do
+    if [ -n "$(status_of "$name")" ] && [ ! -f "$SCIENCE_RUNS/$name/backup/epoch-$epoch.weights.h5" ]; then
+      note "no analysis of seed $seed: $name ended ($(status_of "$name")) without its epoch-$epoch weights"
+      empty_pair "$pair"
+      return 0
+    fi
+  done
   if [ ! -f "$gated" ] || [ ! -f "$ungated" ]; then
     note "skip analysis of seed $seed: its runs have not finished"
     return 0
@@ -52,14 +64,25 @@ analyze_pair() {
       'import sys; from keras_gated.cli import main; sys.exit(main())' \
       analyze gresnetfc100 --weights "$gated" \
       --dataset fashion_mnist --twin resnetfc100 --twin-weights "$ungated" --no-prune \
-      --out "$out" >> "$LOG_DIR/analyze.fig5.d100.e$FIG5_EPOCHS.s$seed.log" 2>&1; then
+      --out "$out" >> "$log" 2>&1; then
     mkdir -p "$dest"
     cp "$out/analysis.json" "$dest/analysis.json"
-    rm -rf "${gated%/*}" "${ungated%/*}"  # the pair's backups: the analysis was their last use
+    cp "$log" "$dest/analyze.log"
+    rm -rf "${out:?}" "$log"
+    empty_pair "$pair"
     note "end analyze fig5.d100.e$FIG5_EPOCHS.s$seed: kept $dest/analysis.json"
   else
     note "analyze fig5.d100.e$FIG5_EPOCHS.s$seed failed (see its log); tried again next pass"
   fi
+}
+
+# empty_pair "RUN RUN": the runs' folders and logs in flight (their records are in $RESULTS).
+empty_pair() {
+  local name
+  for name in $1; do
+    rm -rf "${SCIENCE_RUNS:?}/$name"
+    rm -f "$LOG_DIR/$name.log"
+  done
 }
 
 seeds_pass() {

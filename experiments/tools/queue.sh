@@ -44,9 +44,12 @@ status_of() {
 }
 
 # keep NAME STATUS: copy the text records of $SCIENCE_RUNS/NAME to $RESULTS/NAME, with a
-# status.json that says STATUS (never the weights), then empty the run's resumable state:
-# its backup/ and its log (the only files of an ended run that git would carry) go, unless
-# KEEP_BACKUP=1 (a later step reads the backup's weights and removes it itself).
+# status.json that says STATUS (never the weights), then empty the run's state in flight:
+# its folder and its log go, so that nothing of it is committed again and a later run of
+# the same name starts afresh (a folder with metrics.json but no fingerprint.json would
+# pass for finished). Two exceptions, set for the call:
+#   KEEP_RUN=1     a release run, which training.release reads: only its backup/ goes;
+#   KEEP_BACKUP=1  a later step reads the run's weights, then removes the folder itself.
 keep() {
   local name=$1 state=$2 out="$SCIENCE_RUNS/$1" dest="$RESULTS/$1" file
   mkdir -p "$dest"
@@ -55,9 +58,13 @@ keep() {
   done
   if [ -f "$LOG_DIR/$name.log" ]; then cp "$LOG_DIR/$name.log" "$dest/train.log"; fi
   printf '{"status": "%s", "marked": "%s"}\n' "$state" "$(date -u)" > "$dest/status.json"
-  if [ "${KEEP_BACKUP:-0}" != 1 ]; then
+  if [ "${KEEP_BACKUP:-0}" = 1 ]; then
+    return 0
+  elif [ "${KEEP_RUN:-0}" = 1 ]; then
     rm -rf "${out:?}/backup"
-    rm -f "$LOG_DIR/$name.log" "$out"/{log.csv,gates.csv,fingerprint.json,run_state.json}
+  else
+    rm -rf "${out:?}"
+    rm -f "$LOG_DIR/$name.log"
   fi
 }
 

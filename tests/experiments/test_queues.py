@@ -167,7 +167,9 @@ def test_a_full_highway_run_at_chance_is_set_aside_and_the_next_pair_trained(tmp
     collapsed = results / "highwayfc50.relu.lr0.01.full.collapsed"
     assert json.loads((collapsed / "status.json").read_text())["status"] == "collapsed"
     assert json.loads((collapsed / "metrics.json").read_text())["test_accuracy"] == 0.1
-    assert (tmp_path / "runs" / "highwayfc50.relu.lr0.01.full.collapsed").is_dir()
+    # The set-aside run's records are kept (above); its folder in flight is emptied.
+    assert not (tmp_path / "runs" / "highwayfc50.relu.lr0.01.full.collapsed").exists()
+    assert (tmp_path / "runs" / "highwayfc50.fashion_mnist" / "metrics.json").is_file()  # the release run's
     assert json.loads((results / "highwayfc50.fashion_mnist" / "metrics.json").read_text())["test_accuracy"] == 0.9
     assert json.loads((results / "highwayfc50.search.json").read_text())["failed_full_runs"] == ["relu 0.01"]
 
@@ -184,15 +186,43 @@ def test_a_held_full_highway_run_is_skipped(tmp_path):
 
 
 RG_SEEDS = ROOT / "experiments" / "residual_gates" / "seeds_queue.sh"
-# The stand-in "trains" a run as training.train leaves it: its records and its last backup.
-TRAINED = ('out=$(echo "$*" | sed "s/.*--out \\([^ ]*\\).*/\\1/"); mkdir -p "$out/backup"\n'
-           'echo "epoch,loss" > "$out/log.csv"; echo "{}" > "$out/fingerprint.json"\n'
-           'echo "{\\"epoch\\": 1, \\"weights\\": \\"w.weights.h5\\"}" > "$out/backup/latest.json"\n'
-           'echo weights > "$out/backup/w.weights.h5"; echo "epoch 1 done"; exit 0')
+# A python that "trains" a run as training.train leaves it (its records and its last
+# backup, epoch-<epochs>) or stops it with a NaN loss when DIVERGE names it, and answers
+# `-c ... analyze ... --out DIR` by writing DIR/analysis.json.
+TRAINER = r"""#!/bin/bash
+arg() { local key=$1 prev="" a; shift; for a in "$@"; do [ "$prev" = "$key" ] && { echo "$a"; return; }; prev=$a; done; }
+if [ "$1" = "-m" ]; then
+  echo "KERAS_BACKEND=$KERAS_BACKEND $*" >> "$CALLS"
+  out=$(arg --out "$@"); epochs=$(printf '%04d' "$(arg --epochs "$@")")
+  case "$out" in *"/${DIVERGE:-none}") echo "[train] stopped: the loss became NaN/inf"; exit 1;; esac
+  mkdir -p "$out/backup"; echo "epoch,loss" > "$out/log.csv"; echo "{}" > "$out/fingerprint.json"
+  echo "{\"test_accuracy\": 0.9}" > "$out/metrics.json"
+  echo "{\"epoch\": 1, \"weights\": \"epoch-$epochs.weights.h5\"}" > "$out/backup/latest.json"
+  echo weights > "$out/backup/epoch-$epochs.weights.h5"; echo "epoch 1 done"; exit 0
+fi
+if [ "$1" = "-c" ]; then
+  case " $* " in *" analyze "*) ;; *) exit 0;; esac  # the queue's own check that keras imports
+  echo "analyze $*" >> "$ANALYSES"; out=$(arg --out "$@"); mkdir -p "$out"
+  echo '{"removal": []}' > "$out/analysis.json"; echo "analysed"; exit 0
+fi
+exit 3
+"""
+
+
+def _seeds_queue(tmp_path, **extra) -> list[str]:
+    python = tmp_path / "python"
+    python.write_text(TRAINER)
+    python.chmod(0o755)
+    env = _env(tmp_path, python, CALLS=str(tmp_path / "calls"),
+               ANALYSES=str(tmp_path / "analyses"), RETRY_WAITS="0 0", **extra)
+    result = subprocess.run(["bash", str(RG_SEEDS)], env=env, capture_output=True, text=True,
+                            timeout=300)
+    assert result.returncode == 0, result.stderr
+    return (tmp_path / "calls").read_text().splitlines()
 
 
 def test_the_residual_gates_seeds_queue_runs_the_table_then_fig5_and_empties_ended_runs(tmp_path):
-    calls = _queue(tmp_path, RG_SEEDS, body=TRAINED, SEEDS="0 1")
+    calls = _seeds_queue(tmp_path, SEEDS="0 1")
     outs = _outs(calls)
     cells = [f"rgtable.{family}{depth}.e20.t1.s{seed}" for seed in (0, 1)
              for depth in (2, 10, 20, 50, 100)
@@ -203,13 +233,29 @@ def test_the_residual_gates_seeds_queue_runs_the_table_then_fig5_and_empties_end
     assert all("--epochs 20 --seed" in c for c in calls[:40])
     assert all("--epochs 100 --seed" in c for c in calls[40:])
     runs, results = tmp_path / "runs", tmp_path / "results"
-    # An ended run's records are kept beside the experiment and its in-flight state emptied.
+    # An ended run's records are kept beside the experiment and its folder and log emptied.
     kept = results / "rgtable.gresnetfc50.e20.t1.s1"
-    assert {p.name for p in kept.iterdir()} == {"log.csv", "fingerprint.json", "train.log",
-                                               "status.json"}
+    assert {p.name for p in kept.iterdir()} == {"log.csv", "fingerprint.json", "metrics.json",
+                                               "train.log", "status.json"}
     assert "epoch 1 done" in (kept / "train.log").read_text()
-    assert not (runs / kept.name / "backup").exists() and not (runs / kept.name / "log.csv").exists()
-    assert not (runs / "logs" / f"{kept.name}.log").exists()
-    # A Fig. 5 run keeps its backup for the pair's removal analysis (not finished here).
-    assert (runs / "fig5.resnetfc100.e100.s0" / "backup" / "latest.json").is_file()
-    assert "skip analysis of seed 0" in (results / "queue.log").read_text()
+    assert not (runs / kept.name).exists() and not (runs / "logs" / f"{kept.name}.log").exists()
+    # Each Fig. 5 pair is analysed from its runs' last backups, then emptied too.
+    analyses = (tmp_path / "analyses").read_text().splitlines()
+    assert len(analyses) == 2 and "--twin resnetfc100" in analyses[0]
+    assert f"--weights {runs}/fig5.gresnetfc100.e100.s0/backup/epoch-0100.weights.h5" in analyses[0]
+    for seed in (0, 1):
+        analysis = results / f"fig5.d100.e100.s{seed}"
+        assert (analysis / "analysis.json").is_file() and "analysed" in (analysis / "analyze.log").read_text()
+        assert not (runs / f"fig5.gresnetfc100.e100.s{seed}").exists()
+        assert not (runs / f"fig5.resnetfc100.e100.s{seed}").exists()
+        assert not (runs / f"analyze.fig5.d100.e100.s{seed}").exists()
+    assert sorted(p.name for p in (runs / "logs").iterdir()) == ["queue.lock"]
+
+
+def test_a_fig5_pair_with_a_diverged_run_is_not_analysed_and_is_emptied(tmp_path):
+    _seeds_queue(tmp_path, SEEDS="0", DIVERGE="fig5.resnetfc100.e100.s0")
+    runs, results = tmp_path / "runs", tmp_path / "results"
+    assert json.loads((results / "fig5.resnetfc100.e100.s0" / "status.json").read_text())["status"] == "diverged"
+    assert not (tmp_path / "analyses").exists() and not (results / "fig5.d100.e100.s0").exists()
+    assert not (runs / "fig5.gresnetfc100.e100.s0").exists()
+    assert "no analysis of seed 0: fig5.resnetfc100.e100.s0 ended (diverged)" in (results / "queue.log").read_text()
