@@ -54,7 +54,7 @@ ONCE_MODULES = (
 ONCE_TESTS = ("test_released_accuracy_is_reproduced[",)
 # Modules under ONCE_MODULES that train or compare outputs on every backend all the same
 # (compression trains under a penalty through plain ``fit`` on each backend).
-EVERY_BACKEND_MODULES = ("tests/analysis/test_compress.py",)
+EVERY_BACKEND_MODULES = ("tests/analysis/test_compress.py", "tests/analysis/test_compress_backup.py")
 EVERY_BACKEND = ("test_released_accuracy_is_reproduced[gresnetfc10.fashion_mnist]",)
 ONCE_BACKEND = "tensorflow"
 

@@ -10,7 +10,10 @@ resumed before it.
 
 The backup follows ``keras.callbacks.BackupAndRestore``: the model's weights with the
 optimizer's state (``save_weights``) and the epochs done, per phase, in one folder;
-``settings.json`` there refuses a resume with other arguments.
+``settings.json`` there refuses a resume with other arguments. It is crash-safe: each
+epoch's weights go to a new file (``<phase>-<epochs>.weights.h5``), then the phase's
+record (``<phase>.json``: the epochs done and that file's name) is replaced atomically,
+so whenever the process dies the record names complete weights of the epochs it counts.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -30,6 +34,13 @@ from keras_gated.transforms import Transforms, augment_batch, batch_rng, epoch_o
 
 CIFAR_AUGMENTATION = Transforms(batch_size=1, shuffle=True, pad=4, pad_mode="reflect", flip=True)
 SCHEDULES = ("constant", "cosine")
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` so that a reader finds the old text or the new, never part."""
+    partial = path.with_name(f"{path.name}.partial")
+    partial.write_text(text)
+    os.replace(partial, path)
 
 
 class RunBackup:
@@ -50,33 +61,38 @@ class RunBackup:
                                  f"settings ({', '.join(changed)}): give the same arguments to "
                                  "resume it, or a new backup folder to start afresh.")
         else:
-            path.write_text(json.dumps(wanted, indent=1, sort_keys=True))
+            write_text_atomic(path, json.dumps(wanted, indent=1, sort_keys=True))
 
-    def _files(self, phase: str) -> tuple[Path, Path]:
-        return self.folder / f"{phase}.weights.h5", self.folder / f"{phase}.json"
+    def _record(self, phase: str) -> Path:
+        return self.folder / f"{phase}.json"
 
     def restore(self, phase: str, model: keras.Model) -> list[dict]:
         """Load the phase's last backup into the compiled ``model`` (weights and optimizer
         state); the metrics of the epochs it had done ([] when there is none)."""
-        if self.folder is None:
+        if self.folder is None or not self._record(phase).is_file():
             return []
-        weights, record = self._files(phase)
-        if not (weights.is_file() and record.is_file()):
+        record = json.loads(self._record(phase).read_text())
+        # A record without "weights" was written before the epoch-stamped files.
+        weights = self.folder / record.get("weights", f"{phase}.weights.h5")
+        if not weights.is_file():
             return []
         if model.optimizer is not None and not model.optimizer.built:
             model.optimizer.build(model.trainable_variables)
         model.load_weights(weights)
-        return json.loads(record.read_text())["epochs"]
+        return record["epochs"]
 
     def save(self, phase: str, model: keras.Model, rows: list[dict]) -> None:
         """Back up ``model`` (weights and optimizer state) after ``len(rows)`` epochs."""
         if self.folder is None:
             return
-        weights, record = self._files(phase)
-        partial = weights.with_name(f"{phase}.partial.weights.h5")
+        name = f"{phase}-{len(rows):04d}.weights.h5"
+        partial = self.folder / f"{phase}.partial.weights.h5"
         model.save_weights(partial)
-        partial.replace(weights)
-        record.write_text(json.dumps({"epochs": rows}, indent=1))
+        partial.replace(self.folder / name)
+        write_text_atomic(self._record(phase), json.dumps({"epochs": rows, "weights": name}, indent=1))
+        for old in (*self.folder.glob(f"{phase}-*.weights.h5"), self.folder / f"{phase}.weights.h5"):
+            if old.name != name:
+                old.unlink(missing_ok=True)
 
     def delete(self) -> None:
         """Remove the folder (the run has ended and its outputs are written)."""
