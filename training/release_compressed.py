@@ -133,6 +133,67 @@ def write_training_log(record: dict, path: Path) -> Path:
     return path
 
 
+TIMING_AGREEMENT = 0.15  # two copies of one net timed alike may differ by this fraction
+
+
+def source_net(run: CompressOutput):
+    """The net the run compressed, with its weights (``source_weights`` of its metrics.json:
+    ``<arch> (weights <tag, folder or file>)``)."""
+    import re
+
+    from keras_gated.registry import create_model
+
+    found = re.fullmatch(r"(\S+) \(weights (.+)\)", str(run.metrics.get("source_weights", "")))
+    if found is None:
+        raise ValueError(f"{run.folder}/metrics.json does not say which weights were compressed "
+                         "(source_weights): give the --out folder of a keras-gated compress run.")
+    return create_model(found[1], weights=found[2])
+
+
+def time_against_source(run: CompressOutput, model, *, dataset: str | None = None,
+                        images: int = 256, rounds: int = 7) -> dict:
+    """The source net and ``model`` timed again here, in this process, by interleaved
+    rounds of ``predict_on_batch`` on ``images`` test images, with a second copy of
+    ``model`` as a control: a machine busy with other work times the two copies apart,
+    and then nothing is released (the run's own timings may have been taken under load).
+    Returns the card's points (accuracy and MACs as the run measured them)."""
+    from keras_gated.analysis.report import _for_timing, load_examples, seconds_per_image
+
+    x, _ = load_examples(dataset or run.tag, images, split="test")
+    nets = [_for_timing(source_net(run)), _for_timing(model), _for_timing(model)]
+    source_s, compressed_s, control_s = seconds_per_image(nets, x, rounds)
+    if abs(control_s - compressed_s) > TIMING_AGREEMENT * min(control_s, compressed_s):
+        raise ValueError(
+            f"Two copies of {model.name} timed {compressed_s * 1e3:.3f} and "
+            f"{control_s * 1e3:.3f} ms per image: the machine was busy, so its latency cannot "
+            "go on the card. Release again on an idle machine (nothing was released).")
+    measured = run.numbers["measured"]
+    return {name: {**measured[key], "seconds_per_image": seconds, "images_per_second": 1 / seconds}
+            for name, key, seconds in (("source", "source", source_s),
+                                       ("compressed", "compressed", compressed_s))}
+
+
+def portable_command(command: str, weight_id: str) -> str:
+    """The compress run's command as a user runs it: into a folder named ``weight_id``,
+    without the run's own backup folder."""
+    import shlex
+
+    words, kept, skip = shlex.split(command), [], False
+    for word, following in zip(words, [*words[1:], None]):
+        if skip:
+            skip = False
+            continue
+        if word == "--backup-dir":
+            skip = True
+            continue
+        if word == "--out" and following is not None:
+            kept += ["--out", weight_id]
+            skip = True
+            continue
+        kept.append(word)
+    return shlex.join(kept)
+
+
 def zoo_metrics(run: CompressOutput) -> dict:
     """metrics.json of the release: the run's, with what listings show (recipe, epochs,
     backend); ``save_zoo_folder`` adds the data note and the command."""
@@ -151,6 +212,8 @@ def release_compressed(folder: Path, name: str, *, notes: str = "", zoo: Path = 
     ``architectures``, the weights' config into ``register_in``, the keras-hub preset, and,
     when given, the zoo tables of ``readme`` and the registry snapshot ``catalog``.
     ``dataset``: what ``keras-gated evaluate`` measures the folder on (default the tag)."""
+    import keras
+
     import keras_gated  # noqa: F401  (registers the layers)
     from keras_gated.analysis.compress_report import compression_notes, compression_recipe
     from keras_gated.evaluation import evaluate
@@ -167,13 +230,20 @@ def release_compressed(folder: Path, name: str, *, notes: str = "", zoo: Path = 
             plain_release.check_preset_possible(model)
         with tempfile.TemporaryDirectory() as scratch:
             log = write_training_log(run.record, Path(scratch) / "log.csv")
-            note = compression_notes(run.record, run.numbers["measured"],
+            points = time_against_source(run, model, dataset=dataset)
+            note = compression_notes(run.record, points,
                                      run.metrics.get("source_weights", run.source),
-                                     timing_images=run.numbers.get("timing_images"),
-                                     backend=run.numbers.get("backend", "?"))
+                                     timing_images=256, backend=keras.backend.backend(),
+                                     where="the machine that released it, in one process, "
+                                     "a second copy of the compressed net agreeing within "
+                                     f"{TIMING_AGREEMENT:.0%}")
+            before = run.numbers["measured"]["removed, not fine-tuned"]["accuracy"]
+            note += (f"\n\nRight after the removal, before fine-tuning, the net scored "
+                     f"{before:.4f}.")
+            command = portable_command(run.metrics["command"], weight_id)
             out = save_zoo_folder(
                 model, zoo / weight_id, weight_id=weight_id, metrics=zoo_metrics(run),
-                recipe=compression_recipe(run.record), command=run.metrics["command"],
+                recipe=compression_recipe(run.record), command=command,
                 dataset_note=run.metrics["dataset"], training_log=log,
                 notes=f"{notes.strip()}\n\n{note}" if notes.strip() else note,
                 class_names=list(model.class_names or ()) or None, overwrite=True)

@@ -87,7 +87,8 @@ def compression_recipe(record: dict[str, Any]) -> str:
 
 
 def compression_notes(record: dict[str, Any], points: dict[str, dict], source_weights: str, *,
-                      timing_images: int | None, backend: str) -> str:
+                      timing_images: int | None, backend: str,
+                      where: str = "the machine of the compress run") -> str:
     """The card's "Compression" note: the method, budget and blocks removed, and the
     measured table of the source, the pruned and the compressed net."""
     how = "gate pressure" if record["method"] == "pressure" else f"the baseline {record['method']}"
@@ -96,8 +97,8 @@ def compression_notes(record: dict[str, Any], points: dict[str, dict], source_we
     return (f"### Compression\n\n`{source_weights}` compressed by {how} at {budget}: blocks "
             f"removed {', '.join(record['removed'])}; "
             f"{record['macs_after'] / record['macs_before']:.3f} of the source's counted MACs. "
-            f"Inference times: medians of interleaved `predict_on_batch` {rounds} on the "
-            f"machine of the compress run, backend {backend}.\n\n{_table(points)}")
+            f"Inference times: medians of interleaved `predict_on_batch` {rounds} on "
+            f"{where}, backend {backend}.\n\n{_table(points)}")
 
 
 def write_compressed(result: CompressionResult, source: keras.Model, out: str | Path, *,

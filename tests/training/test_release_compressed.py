@@ -107,6 +107,43 @@ def test_the_training_log_holds_every_epoch_of_both_phases(tmp_path):
     assert list(rows[0]) == ["phase", "epoch", "accuracy", "loss"]
 
 
+def test_the_card_times_the_release_against_its_source_and_a_busy_machine_is_refused(
+        tmp_path, monkeypatch):
+    import keras_gated.analysis.report as report
+
+    data, out = _compress(tmp_path, "gresnetfc2", (28, 28, 1), 2, "--blocks", "1", "--epochs", "0",
+                          "--pressure-epochs", "0", "--baseline", "lowest")
+    record = json.loads((out / "compression.json").read_text())["record"]
+    name = f"gresnetfc2_c{int(np.ceil(100 * record['macs_after'] / record['macs_before']))}"
+    timed = []
+
+    def busy(models, x, rounds=5):  # the control copy of the compressed net 30 % slower
+        timed.append(len(models))
+        return [0.004, 0.002, 0.0026]
+
+    monkeypatch.setattr(report, "seconds_per_image", busy)
+    with pytest.raises(ValueError, match="the machine was busy"):
+        release_compressed.release_compressed(out, name, dataset=str(data), zoo=tmp_path / "zoo")
+    assert timed == [3] and not (tmp_path / "zoo" / f"{name}.tiny").exists()
+
+    monkeypatch.setattr(report, "seconds_per_image", lambda models, x, rounds=5: [0.004, 0.002, 0.0021])
+    folder = release_compressed.release_compressed(out, name, dataset=str(data), zoo=tmp_path / "zoo")
+    card = (folder / "README.md").read_text()
+    assert "| source |" in card and "| 4.000 | 250 |" in card and "| 2.000 | 500 |" in card
+    assert "removed, not fine-tuned |" not in card and "before fine-tuning, the net scored" in card
+    assert "the machine that released it" in card
+    command = json.loads((folder / "metrics.json").read_text())["command"]
+    assert f"--out {name}.tiny" in command and "--backup-dir" not in command and str(out) not in command
+
+
+def test_the_cards_command_is_the_runs_as_a_user_runs_it():
+    command = ("KERAS_BACKEND=jax keras-gated compress gresnet20.cifar10 --dataset cifar10 --macs 0.5 "
+               "--seed 1 --backup-dir runs/x/backup --augment --out 'runs/my run/out'")
+    assert release_compressed.portable_command(command, "gresnet20_c50.cifar10") == (
+        "KERAS_BACKEND=jax keras-gated compress gresnet20.cifar10 --dataset cifar10 --macs 0.5 "
+        "--seed 1 --augment --out gresnet20_c50.cifar10")
+
+
 def test_a_folder_that_is_not_a_compress_run_is_refused(tmp_path):
     with pytest.raises(ValueError, match="give the --out folder of a finished keras-gated compress run"):
         release_compressed.release_compressed(tmp_path, "gresnet20_c50", zoo=tmp_path / "zoo")
