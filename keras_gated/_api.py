@@ -43,6 +43,12 @@ PUBLIC: dict[str, str] = {
     "list_models": "keras_gated.registry",
 }
 
+# Modules whose public functions answer from the registry (model names, released weights):
+# the families register there as ``keras_gated.models`` is imported, so it is imported
+# first, and ``keras_gated.list_models()`` lists every family right after ``import
+# keras_gated`` (as ``timm.list_models()`` does).
+READ_THE_REGISTRY = ("keras_gated.registry", "keras_gated.pretrained")
+
 # Subpackages reachable as attributes (``keras_gated.layers``), imported on first use.
 SUBMODULES = ("layers", "models")
 
@@ -65,6 +71,8 @@ def resolve(name: str) -> object:
     if name in SUBMODULES:
         return importlib.import_module(f"keras_gated.{name}")
     if name in PUBLIC:
+        if PUBLIC[name] in READ_THE_REGISTRY:
+            importlib.import_module(MODELS)
         return getattr(importlib.import_module(PUBLIC[name]), name)
     if not name.startswith("_"):  # a family constructor added after this table was written
         models: ModuleType = importlib.import_module(MODELS)

@@ -38,6 +38,21 @@ def test_import_alone_imports_no_backend():
     assert "keras_gated.models" not in submodules and "keras_gated.layers" not in submodules
 
 
+def test_the_registry_lists_every_family_right_after_import():
+    """``keras_gated.list_models()`` as the first call, as ``timm.list_models()`` is used:
+    every registered family and every released weight, not only those of families some
+    earlier call happened to import."""
+    out = run_python(
+        "import keras_gated as kg\n"
+        "print(len(kg.list_models('gwrn*')), kg.list_models(pretrained=True, filter='*.cifar10'))\n"
+        "print(kg.is_model('highwaynet50'), kg.get_pretrained_cfg('gwrn_16_2.cifar10').arch)"
+    )
+    first, second = out.splitlines()
+    count, released = first.split(" ", 1)
+    assert int(count) >= 4 and "'gresnet20.cifar10'" in released and "'gwrn_16_2.cifar10'" in released
+    assert second == "True gwrn_16_2"
+
+
 def test_every_public_name_resolves_and_is_listed():
     names = dir(kg)
     for name in [*_api.PUBLIC, *_api.SUBMODULES]:
