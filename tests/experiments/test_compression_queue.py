@@ -96,9 +96,12 @@ def test_the_tradeoff_figure_has_a_point_per_finished_run_and_its_source(tmp_pat
         folder.mkdir()
         net = {"accuracy": accuracy, "macs": 17_000_000, "seconds_per_image": 0.0012}
         source = {"accuracy": 0.86, "macs": 40_000_000, "seconds_per_image": 0.0023}
+        # The lowest run's two nets of one architecture timed 50 % apart: under a load.
+        before = {"accuracy": 0.2, "macs": 17_000_000,
+                  "seconds_per_image": 0.0013 if method == "pressure" else 0.0018}
         (folder / "compression.json").write_text(json.dumps({
             "record": {"method": method, "budget": {"macs": 0.5}, "removed": ["b1"]},
-            "measured": {"source": source, "compressed": net}}))
+            "measured": {"source": source, "compressed": net, "removed, not fine-tuned": before}}))
         (folder / "metrics.json").write_text(json.dumps({"source_weights": "g (weights c)"}))
     found = points(tmp_path)
     assert [(p["run"], p["method"], p["compressed"]["accuracy"]) for p in found] == [
@@ -106,5 +109,6 @@ def test_the_tradeoff_figure_has_a_point_per_finished_run_and_its_source(tmp_pat
     from experiments.compression.tradeoff import relative_time
 
     assert relative_time(found[0]) == 0.0012 / 0.0023  # timed against its own source
+    assert [p["timed_alike"] for p in found] == [True, False]
     out = draw(found, tmp_path / "fig.png")
     assert out.stat().st_size > 1000 and json.loads(out.with_suffix(".json").read_text()) == found
