@@ -148,11 +148,22 @@ def _cmd_publish(args: argparse.Namespace) -> int:
         write_cfg(dataclasses.replace(registered, revision=commit), source)
         print(f"pinned revision {commit} of the official {cfg.weight_id} in {source}")
     else:
+        compressed = (cfg.arch in _compressed_names()
+                      or (cfg.model_kwargs or {}).get("removed_blocks"))
+        release = ("training.release_compressed FOLDER --name NAME" if compressed
+                   else "training.release RUN")
         print("registered configs are unchanged; a config for this repo (register it with "
-              "python -m training.release --register, or pass --pin-official when "
+              f"python -m {release} --register, or pass --pin-official when "
               "publishing the official release):")
         print(json.dumps({cfg.weight_id: cfg.to_dict()}, indent=2))
     return 0
+
+
+def _compressed_names() -> set[str]:
+    """The registered compressed architectures' names (released by release_compressed)."""
+    from keras_gated.models.compressed.architectures import read_architectures
+
+    return {arch.name for arch in read_architectures()}
 
 
 def _cmd_pull(args: argparse.Namespace) -> int:

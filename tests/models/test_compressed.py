@@ -143,3 +143,28 @@ def test_the_data_file_keeps_one_sorted_line_per_name(tmp_path):
     path.write_text('{"name": "gresnet20_c42", "source": "gresnet20", "removed_blocks": []}\n')
     with pytest.raises(ValueError, match="architectures.jsonl, line 1: .*at least one block"):
         read_architectures(path)
+
+
+def test_a_compressed_net_of_a_compressed_net_is_refused(c42):
+    nested = CompressedArch("gresnet20_c42_c30", "gresnet20_c42", ("stage3_unit3",))
+    with pytest.raises(ValueError, match="itself a compressed net: name its source, gresnet20"):
+        with registered(nested):
+            pass
+    assert not kg.is_model("gresnet20_c42_c30")
+
+
+def test_the_percent_in_a_name_is_1_to_99():
+    from keras_gated.models.compressed.architectures import budget_percent
+
+    assert budget_percent({"macs": 0.5}, 0.42) == 50 and budget_percent({"blocks": 5}, 0.422) == 43
+    with pytest.raises(ValueError, match="this budget gives 100: remove more blocks"):
+        budget_percent({"blocks": 1}, 0.997)
+    with pytest.raises(ValueError, match="this budget gives 0: give a budget of at least 0.01"):
+        budget_percent({"macs": 0.004}, 0.003)
+
+
+def test_the_released_compressed_names_are_known_to_the_command_line():
+    from keras_gated.cli import _compressed_names
+
+    assert {arch.name for arch in read_architectures()} == _compressed_names()
+    assert "gresnet20_c50" in _compressed_names()

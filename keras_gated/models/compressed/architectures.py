@@ -65,8 +65,14 @@ def budget_percent(budget: Mapping[str, float], macs_fraction: float) -> int:
     """The percent in the name: the MACs budget (0.5 -> 50), or for a budget in blocks the
     fraction of the source's counted MACs left (``macs_fraction``), rounded up."""
     if "macs" in budget:
-        return round(100 * float(budget["macs"]))
-    return math.ceil(100 * macs_fraction)
+        percent = round(100 * float(budget["macs"]))
+    else:
+        percent = math.ceil(100 * macs_fraction)
+    if not 1 <= percent <= 99:
+        raise ValueError(f"A compressed net is named by the percent of its source's counted MACs "
+                         f"it is budgeted (1 to 99); this budget gives {percent}: "
+                         f"{'remove more blocks' if percent > 99 else 'give a budget of at least 0.01'}.")
+    return percent
 
 
 def compressed_name(source: str, percent: int) -> str:

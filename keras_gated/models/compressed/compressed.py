@@ -70,6 +70,10 @@ def register_compressed(arch: CompressedArch) -> ModelEntry:
     """Register ``arch`` (its source registered already), described, recipe'd and marked
     slow as its source."""
     source = get_model_entry(arch.source)
+    if source.family == FAMILY:
+        raise ValueError(f"{arch.name} would compress {arch.source}, itself a compressed net: "
+                         f"name its source, {ARCHITECTURES[arch.source].source}, and every block "
+                         "removed from it.")
     constructor = compressed_constructor(arch)
     entry = register_model(arch.name, constructor, family=FAMILY, description=arch.description,
                            default_recipe=source.default_recipe, slow=source.slow)
