@@ -259,3 +259,30 @@ def test_a_fig5_pair_with_a_diverged_run_is_not_analysed_and_is_emptied(tmp_path
     assert not (tmp_path / "analyses").exists() and not (results / "fig5.d100.e100.s0").exists()
     assert not (runs / "fig5.gresnetfc100.e100.s0").exists()
     assert "no analysis of seed 0: fig5.resnetfc100.e100.s0 ended (diverged)" in (results / "queue.log").read_text()
+
+
+STOP = ROOT / "experiments" / "tools" / "stop_queues.sh"
+
+
+def test_stop_queues_stops_this_checkouts_queues_and_runs_and_no_others(tmp_path):
+    """A stand-in checkout with a "queue" and a "run" in it, and the same two in another
+    folder: only the checkout's stop, and the script waits until they have exited."""
+    checkout, elsewhere = tmp_path / "checkout", tmp_path / "elsewhere"
+    (checkout / "experiments" / "tools").mkdir(parents=True)
+    shutil.copy(STOP, checkout / "experiments" / "tools" / "stop_queues.sh")
+    started = []
+    for folder in (checkout, elsewhere):
+        (folder / "experiments" / "demo").mkdir(parents=True, exist_ok=True)
+        queue = folder / "experiments" / "demo" / "queue.sh"
+        queue.write_text("sleep 300\n")
+        started.append(subprocess.Popen(["bash", "experiments/demo/queue.sh"], cwd=folder))
+        started.append(subprocess.Popen(
+            [sys.executable, "-c", "import time; time.sleep(300)", "-m", "training.train"], cwd=folder))
+    try:
+        result = subprocess.run(["bash", "experiments/tools/stop_queues.sh"], cwd=checkout,
+                                capture_output=True, text=True, timeout=60)
+        assert result.returncode == 0 and result.stdout.startswith("stopped:"), result.stderr
+        assert [p.poll() is not None for p in started] == [True, True, False, False]
+    finally:
+        for process in started:
+            process.kill()
