@@ -101,6 +101,11 @@ def report(out: Path, *, re_evaluate: bool) -> dict:
                val_split=metrics.get("val_split", "test"),
                val_accuracy=metrics.get("val_accuracy"), model=metrics["model"])
     weights = final_weights(out)
+    if weights is None and re_evaluate:
+        # The queues empty an ended run's backup: nothing to measure again here.
+        print(f"{row['name']}: weights not kept in {out}: not re-measured (metrics.json as "
+              "recorded; re-train the run to re-measure it)", file=sys.stderr)
+        row["evaluated_accuracy"] = None
     if weights is not None:
         row["evaluate_command"] = evaluate_command(metrics, weights)
         if re_evaluate:
@@ -116,7 +121,7 @@ def markdown(row: dict) -> str:
     k = f"{row['mean_k']:.2f}" if row.get("mean_k") is not None else "—"
     if row["status"] != "finished":
         return f"| `{row['name']}` | {row['status']} | — | {k} | — |"
-    accuracy = row.get("evaluated_accuracy", row["test_accuracy"])
+    accuracy = row.get("evaluated_accuracy") or row["test_accuracy"]
     val = (f"; val {100 * row['val_accuracy']:.2f} % ({row['val_split']})"
            if row.get("val_accuracy") is not None else "")
     return (f"| `{row['name']}` | {100 * accuracy:.2f} % | {100 * (1 - accuracy):.2f} %{val} | "
@@ -130,7 +135,7 @@ STATUS_DATE = re.compile(r"\(status as of [^)]*\)")
 def error_cell(row: dict) -> str:
     if row["status"] != "finished":
         return row["status"]
-    accuracy = row.get("evaluated_accuracy", row["test_accuracy"])
+    accuracy = row.get("evaluated_accuracy") or row["test_accuracy"]
     return f"{100 * (1 - accuracy):.2f} % ({100 * accuracy:.2f} % acc.)"
 
 

@@ -121,3 +121,12 @@ def test_docs_science_is_what_the_kept_records_say(monkeypatch):
     assert "experiments/in_flight/" in doc
     changed = [(a, b) for a, b in zip(doc.splitlines(), updated.splitlines()) if a != b]
     assert [a for a, b in changed if "(status as of" not in a] == []
+
+
+def test_re_evaluating_a_run_whose_weights_were_not_kept_says_so(tmp_path, capsys):
+    folder = tmp_path / "rgtable.gresnetfc2.e20.t1.s1"
+    _finish(folder, test_accuracy=0.8712, epochs=20, model="gresnetfc2")
+    row = science_report.report(folder, re_evaluate=True)
+    assert row["evaluated_accuracy"] is None and "evaluate_command" not in row
+    assert "weights not kept" in capsys.readouterr().err
+    assert "| 87.12 % | 12.88 % |" in science_report.markdown(row)  # the recorded number
