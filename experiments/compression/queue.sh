@@ -76,6 +76,9 @@ for budget in 0.5 0.75 0.35; do
       --remove-like "$RESULTS/gresnet20-$tag"
   fi
 done
+# A second seed of the method at half the MACs: released as gresnet20_c50.cifar10
+# (python -m training.release_compressed <its out/> --name gresnet20_c50 --register).
+compress gresnet20-m05-s1 gresnet20.cifar10 --macs 0.5 --seed 1
 compress gwrn_16_2-m05 gwrn_16_2.cifar10 --macs 0.5
 compress gwrn_16_2-m05-lowest gwrn_16_2.cifar10 --macs 0.5 --baseline lowest
 if [ -f "$RESULTS/gwrn_16_2-m05/compression.json" ]; then

@@ -57,7 +57,9 @@ def test_the_queue_runs_every_budget_and_baseline_in_order_and_keeps_the_records
     gresnet = [f"gresnet20-{tag}{suffix}" for tag in ("m05", "m075", "m035")
                for suffix in ("", "-lowest", "-random", "-scratch")]
     gresnet.remove("gresnet20-m035-random")  # all six blocks go: (b) is (a)
-    assert names == gresnet + ["gwrn_16_2-m05", "gwrn_16_2-m05-lowest", "gwrn_16_2-m05-scratch"]
+    assert names == gresnet + ["gresnet20-m05-s1", "gwrn_16_2-m05", "gwrn_16_2-m05-lowest",
+                               "gwrn_16_2-m05-scratch"]
+    assert "--macs 0.5 --seed 1 " in calls[names.index("gresnet20-m05-s1")]
     assert all(c.startswith("KERAS_BACKEND=jax compress ") and "--epochs 3 --pressure-epochs 2"
                in c and "--augment" in c and "--backup-dir" in c for c in calls)
     scratch = calls[names.index("gresnet20-m05-scratch")]
