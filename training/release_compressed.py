@@ -157,10 +157,10 @@ def time_against_source(run: CompressOutput, model, *, dataset: str | None = Non
     ``model`` as a control: a machine busy with other work times the two copies apart,
     and then nothing is released (the run's own timings may have been taken under load).
     Returns the card's points (accuracy and MACs as the run measured them)."""
-    from keras_gated.analysis.report import _for_timing, load_examples, seconds_per_image
+    from keras_gated.analysis.report import timing_copy, load_examples, seconds_per_image
 
     x, _ = load_examples(dataset or run.tag, images, split="test")
-    nets = [_for_timing(source_net(run)), _for_timing(model), _for_timing(model)]
+    nets = [timing_copy(source_net(run)), timing_copy(model), timing_copy(model)]
     source_s, compressed_s, control_s = seconds_per_image(nets, x, rounds)
     if abs(control_s - compressed_s) > TIMING_AGREEMENT * min(control_s, compressed_s):
         raise ValueError(

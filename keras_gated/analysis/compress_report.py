@@ -35,10 +35,10 @@ def measure(models: Sequence[keras.Model], x: np.ndarray, y: np.ndarray, *,
             timing_batch: int = 256, rounds: int = 5) -> list[dict[str, Any]]:
     """Test accuracy, counted MACs, parameters and measured inference time (medians of
     interleaved rounds of ``predict_on_batch``, ``report.seconds_per_image``) of each model."""
-    from keras_gated.analysis.report import _for_timing, seconds_per_image
+    from keras_gated.analysis.report import timing_copy, seconds_per_image
     from keras_gated.flops import count_macs
 
-    seconds = seconds_per_image([_for_timing(m) for m in models], x[:timing_batch], rounds)
+    seconds = seconds_per_image([timing_copy(m) for m in models], x[:timing_batch], rounds)
     return [{
         "accuracy": accuracy(model, x, y),
         "macs": int(count_macs(model)),

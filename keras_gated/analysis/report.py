@@ -64,7 +64,7 @@ def seconds_per_image(models: Sequence[keras.Model], x: np.ndarray, rounds: int 
     return [float(np.median(record)) / len(x) for record in times]
 
 
-def _for_timing(model: keras.Model) -> keras.Model:
+def timing_copy(model: keras.Model) -> keras.Model:
     """A copy of ``model`` whose inference times follow its work: on TensorFlow, compiled
     without XLA (oneDNN kernels). Two XLA compilations of the same model timed 1.6x
     apart on one CPU core here, which would hide what a pruned block saves. Other backends keep their own path (JAX always compiles)."""
@@ -78,13 +78,13 @@ def _for_timing(model: keras.Model) -> keras.Model:
 def prune_tradeoff(model: keras.Model, x, y, *, timing_batch: int = 256,
                    rounds: int = 5) -> list[dict]:
     """Accuracy, counted MACs and measured speed of the model pruned by lowest |g(k)|,
-    0..n blocks (``seconds_per_image``: medians of interleaved rounds, ``_for_timing``)."""
+    0..n blocks (``seconds_per_image``: medians of interleaved rounds, ``timing_copy``)."""
     from keras_gated.flops import count_macs
 
     order = removal_order(model, "gate")
     pruned = [prune(model, order[:count], name=f"{model.name}_minus{count}") if count else model
               for count in range(len(order) + 1)]
-    seconds = seconds_per_image([_for_timing(m) for m in pruned], x[:timing_batch], rounds)
+    seconds = seconds_per_image([timing_copy(m) for m in pruned], x[:timing_batch], rounds)
     return [{
         "removed": count,
         "blocks": order[:count],
