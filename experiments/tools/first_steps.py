@@ -16,6 +16,7 @@ it is NaN/inf), ``k`` the gates after the last step run. Stops at the first NaN/
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import math
 import sys
@@ -40,7 +41,9 @@ def first_steps(settings: RunSettings, steps: int) -> dict:
 
     run = build_run(settings)
     losses: list[float] = []
-    for x, y in run.batches.take(steps):
+    # The first ``steps`` batches of either input engine (a tf.data dataset or the numpy
+    # engine's PyDataset: both iterate).
+    for x, y in itertools.islice(iter(run.batches), steps):
         losses.append(float(run.model.train_on_batch(x, y, return_dict=True)["loss"]))
         if not math.isfinite(losses[-1]):
             break
