@@ -138,7 +138,7 @@ def test_a_clone_with_a_run_in_flight_committed_passes_the_repository_checks(tmp
     (backup.parent / "log.csv").write_text("epoch,loss\n0,1.0\n")
     subprocess.run(git + ["add", ".gitignore", "tests", "experiments/in_flight"], cwd=clone, check=True)
     subprocess.run(git + ["commit", "-qm", "runs in flight"], cwd=clone, check=True)
-    listed = subprocess.run(["git", "ls-files", "experiments/in_flight"], cwd=clone,
+    listed = subprocess.run(["git", "ls-files", str(backup.parent.relative_to(clone))], cwd=clone,
                             capture_output=True, text=True, check=True).stdout.split()
     assert len(listed) == 3  # the backup, its pointer and the log: nothing ignored
     result = subprocess.run(
