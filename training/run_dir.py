@@ -27,6 +27,8 @@ from collections.abc import Collection, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from keras_gated.files import write_text_atomic
+
 LOCK_FILE = "run.lock"
 FINGERPRINT_FILE = "fingerprint.json"
 METRICS_FILE = "metrics.json"
@@ -51,21 +53,6 @@ class CorruptRunFileError(RunFolderError):
 
 
 # --- files that are whole or absent ------------------------------------------------------
-def write_text_atomic(path: Path, text: str) -> None:
-    """Write ``path`` through a temporary sibling and an atomic rename: a crash or a full
-    disk leaves the previous version (or nothing), never half a file."""
-    partial = path.with_name(f"{path.name}.partial")
-    try:
-        with partial.open("w") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(partial, path)
-    except BaseException:
-        partial.unlink(missing_ok=True)
-        raise
-
-
 def _fix_for(path: Path) -> str:
     """What to do about a corrupt run file: never delete it (it is the run's record)."""
     if path.name == FINGERPRINT_FILE:

@@ -21,7 +21,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -30,17 +29,11 @@ from typing import Any
 import keras
 import numpy as np
 
+from keras_gated.files import write_text_atomic
 from keras_gated.transforms import Transforms, augment_batch, batch_rng, epoch_order
 
 CIFAR_AUGMENTATION = Transforms(batch_size=1, shuffle=True, pad=4, pad_mode="reflect", flip=True)
 SCHEDULES = ("constant", "cosine")
-
-
-def write_text_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` so that a reader finds the old text or the new, never part."""
-    partial = path.with_name(f"{path.name}.partial")
-    partial.write_text(text)
-    os.replace(partial, path)
 
 
 class RunBackup:
