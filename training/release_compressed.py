@@ -133,9 +133,6 @@ def write_training_log(record: dict, path: Path) -> Path:
     return path
 
 
-TIMING_AGREEMENT = 0.15  # two copies of one net timed alike may differ by this fraction
-
-
 def source_net(run: CompressOutput):
     """The net the run compressed, with its weights (``source_weights`` of its metrics.json:
     ``<arch> (weights <tag, folder or file>)``)."""
@@ -157,12 +154,12 @@ def time_against_source(run: CompressOutput, model, *, dataset: str | None = Non
     ``model`` as a control: a machine busy with other work times the two copies apart,
     and then nothing is released (the run's own timings may have been taken under load).
     Returns the card's points (accuracy and MACs as the run measured them)."""
-    from keras_gated.analysis.report import timing_copy, load_examples, seconds_per_image
+    from keras_gated.analysis.report import load_examples, seconds_per_image, timed_alike, timing_copy
 
     x, _ = load_examples(dataset or run.tag, images, split="test")
     nets = [timing_copy(source_net(run)), timing_copy(model), timing_copy(model)]
     source_s, compressed_s, control_s = seconds_per_image(nets, x, rounds)
-    if abs(control_s - compressed_s) > TIMING_AGREEMENT * min(control_s, compressed_s):
+    if not timed_alike(control_s, compressed_s):
         raise ValueError(
             f"Two copies of {model.name} timed {compressed_s * 1e3:.3f} and "
             f"{control_s * 1e3:.3f} ms per image: the machine was busy, so its latency cannot "
@@ -216,6 +213,7 @@ def release_compressed(folder: Path, name: str, *, notes: str = "", zoo: Path = 
 
     import keras_gated  # noqa: F401  (registers the layers)
     from keras_gated.analysis.compress_report import compression_notes, compression_recipe
+    from keras_gated.analysis.report import TIMING_AGREEMENT
     from keras_gated.evaluation import evaluate
     from keras_gated.models.compressed import registered
     from keras_gated.pretrained.zoo_folder import pretrained_cfg_from_folder, save_zoo_folder

@@ -6,7 +6,7 @@ Each run times its compressed net and its source in the same process, in interle
 rounds, and the figure draws their ratio (the source once, at 1): absolute times of runs
 measured under different loads do not compare. A ratio is drawn only where the run's two
 nets of one architecture (the pruned net before fine-tuning and the compressed net) timed
-within ``TIMED_ALIKE`` of each other: a load that came and went during the rounds times
+within 15 % of each other (``keras_gated.analysis.report.timed_alike``): a load that came and went during the rounds times
 them apart, and then the ratio is not the nets' either.
 
     python -m experiments.compression.tradeoff [--results DIR] [--out PATH]
@@ -27,7 +27,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = Path(__file__).resolve().parent / "results"
 OUT = ROOT / "docs" / "figures" / "compression_tradeoff.png"
-TIMED_ALIKE = 0.15
 MARKERS = {"source": "*", "pressure": "o", "lowest": "s", "random": "^", "scratch": "D"}
 
 
@@ -55,10 +54,12 @@ def points(results: Path = RESULTS) -> list[dict]:
 
 
 def timed_alike(measured: dict) -> bool:
-    """Whether the run's two nets of one architecture timed within ``TIMED_ALIKE``."""
+    """Whether the run's two nets of one architecture (before and after fine-tuning) timed
+    alike (``keras_gated.analysis.report.timed_alike``)."""
+    from keras_gated.analysis import report
+
     before = measured.get("removed, not fine-tuned", {}).get("seconds_per_image")
-    after = measured["compressed"]["seconds_per_image"]
-    return before is not None and abs(before - after) <= TIMED_ALIKE * min(before, after)
+    return before is not None and report.timed_alike(before, measured["compressed"]["seconds_per_image"])
 
 
 def relative_time(point: dict) -> float:

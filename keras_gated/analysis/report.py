@@ -64,6 +64,16 @@ def seconds_per_image(models: Sequence[keras.Model], x: np.ndarray, rounds: int 
     return [float(np.median(record)) / len(x) for record in times]
 
 
+TIMING_AGREEMENT = 0.15  # two timings of nets of one architecture may differ by this fraction
+
+
+def timed_alike(a: float, b: float) -> bool:
+    """Whether two timings of nets of one architecture, taken in the same interleaved
+    rounds, agree within ``TIMING_AGREEMENT``: a load that came and went during the rounds
+    times them apart, and then no timing of those rounds is the nets' own."""
+    return abs(a - b) <= TIMING_AGREEMENT * min(a, b)
+
+
 def timing_copy(model: keras.Model) -> keras.Model:
     """A copy of ``model`` whose inference times follow its work: on TensorFlow, compiled
     without XLA (oneDNN kernels). Two XLA compilations of the same model timed 1.6x
