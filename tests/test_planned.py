@@ -2,6 +2,7 @@
 estimate from counted MACs; never a weight file."""
 
 import keras
+import numpy as np
 import pytest
 
 import keras_gated as kg
@@ -71,6 +72,30 @@ def test_gwrn_28_10_names_the_paper_number():
         kg.GWideResNet(4, 10, dropout=0.3, weights="cifar10")
     assert "--recipe wrn_cifar" in str(error.value)
     assert "5.25 GMACs" in str(error.value) or "5.24 GMACs" in str(error.value)
+
+
+def test_wide_resnets_default_to_the_papers_headline_net():
+    """``GWideResNet()`` / ``WideResNet()`` are (n, w) = (4, 10), so the product card's
+    ``GWideResNet(weights="cifar10")`` asks for gwrn_28_10.cifar10 (refused, planned,
+    before anything is built)."""
+    import inspect
+
+    for constructor in (kg.GWideResNet, kg.WideResNet):
+        parameters = inspect.signature(constructor).parameters
+        assert (parameters["n"].default, parameters["widen_factor"].default) == (4, 10)
+    with pytest.raises(PlannedWeightsError, match=r"gwrn_28_10\.cifar10") as error:
+        kg.GWideResNet(weights="cifar10")
+    assert "3.65 %" in str(error.value)
+    with pytest.raises(PlannedWeightsError, match=r"wrn_28_10\.cifar10"):
+        kg.WideResNet(weights="cifar10")
+
+
+@pytest.mark.skipif(keras.backend.backend() != "tensorflow", reason="36 M parameters: TF pass only")
+def test_gwide_resnet_without_arguments_is_g_wrn_28_10():
+    trainable = lambda model: sum(int(np.prod(w.shape)) for w in model.trainable_weights)  # noqa: E731
+    gated, ungated = kg.GWideResNet(), kg.WideResNet()
+    assert (gated.name, trainable(gated)) == ("gwrn_28_10", 36_479_206)
+    assert (ungated.name, trainable(ungated)) == ("wrn_28_10", 36_479_194)
 
 
 def test_cli_info_lists_planned_weights(capsys):

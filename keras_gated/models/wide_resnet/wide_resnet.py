@@ -89,13 +89,16 @@ def _wide_resnet(
 
 @renamed_arguments(k="widen_factor")
 @public_constructor("batch_norm", *APPLICATION_ARGUMENTS, defaults={"classes": 10})
-def WideResNet(n: int, widen_factor: int, dropout: float = 0.0, **kwargs: Any) -> keras.Model:
-    """WRN-(6n+4)-w for CIFAR, w the widen factor.
+def WideResNet(
+    n: int = 4, widen_factor: int = 10, dropout: float = 0.0, **kwargs: Any
+) -> keras.Model:
+    """WRN-(6n+4)-w for CIFAR, w the widen factor; ``WideResNet()`` is WRN-28-10, the
+    Wide ResNet paper's headline net (36,479,194 trainable parameters).
 
     Args:
-        n: basic units per stage (WRN-28-10: n = 4).
-        widen_factor: w, the widths are 16w, 32w, 64w (WRN-28-10: w = 10). Formerly
-            ``k``, which still works with a DeprecationWarning.
+        n: basic units per stage (WRN-28-10, the default: n = 4).
+        widen_factor: w, the widths are 16w, 32w, 64w (WRN-28-10, the default: w = 10).
+            Formerly ``k``, which still works with a DeprecationWarning.
         dropout: dropout rate inside each unit (0.3 in the paper's CIFAR runs).
         batch_norm: False for the normalisation-free net of Residual Gates Table 7.
     """
@@ -105,12 +108,19 @@ def WideResNet(n: int, widen_factor: int, dropout: float = 0.0, **kwargs: Any) -
 @renamed_arguments(k="widen_factor")
 @public_constructor("batch_norm", "k_init", *APPLICATION_ARGUMENTS, defaults={"classes": 10})
 def GWideResNet(
-    n: int, widen_factor: int, dropout: float = 0.0, gate: str = "relu", **kwargs: Any
+    n: int = 4,
+    widen_factor: int = 10,
+    dropout: float = 0.0,
+    gate: str = "relu",
+    **kwargs: Any,
 ) -> keras.Model:
     """Gated WRN-(6n+4)-w (Savarese & Figueiredo 2017): u = g(k)·f_r(x) + s(x).
 
-    ``GWideResNet(4, 10, dropout=0.3)`` is the paper's G-WRN-28-10 (3.65 % CIFAR-10
-    error). Same arguments as ``WideResNet``, plus
+    ``GWideResNet()`` is the paper's headline G-WRN-28-10 (n = 4, w = 10; 36,479,206
+    trainable parameters, the 12 gate scalars more than WRN-28-10); with ``dropout=0.3``
+    it is the net of the paper's 3.65 % CIFAR-10 error, and ``weights="cifar10"`` loads
+    ``gwrn_28_10.cifar10``, trained with that dropout. Same arguments as ``WideResNet``,
+    plus
 
     Args:
         gate: the gating function g (``"relu"``, ``"identity"``, ``"sigmoid"``).
