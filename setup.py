@@ -48,7 +48,8 @@ def bundled_checkpoints(zoo: Path = ZOO) -> list[str]:
     return sorted(
         folder.name
         for folder in zoo.iterdir()
-        if (folder / "model.weights.h5").is_file() and folder_size(folder) <= BUNDLE_CAP_BYTES
+        if any((folder / name).is_file() for name in ("model.weights.h5", "model.weights.json"))
+        and folder_size(folder) <= BUNDLE_CAP_BYTES
     )
 
 

@@ -203,7 +203,33 @@ def test_zoo_holds_only_released_checkpoint_folders():
         folders.setdefault(parts[0], set()).add(parts[1])
     assert len(folders) >= 10
     for folder, files in folders.items():
-        assert files == ZOO_FILES, f"zoo/{folder} holds {sorted(files)}"
+        assert files == zoo_files(ROOT / "zoo" / folder), f"zoo/{folder} holds {sorted(files)}"
+
+
+def zoo_files(folder: Path) -> set[str]:
+    """The files a zoo folder holds: ``ZOO_FILES``, with a sharded release's index and the
+    shards it lists in place of ``model.weights.h5``."""
+    from keras_gated.pretrained.shards import SHARD_INDEX, shard_names
+
+    if not (folder / SHARD_INDEX).is_file():
+        return ZOO_FILES
+    return ZOO_FILES - {"model.weights.h5"} | {SHARD_INDEX, *shard_names(folder / SHARD_INDEX)}
+
+
+def test_every_tracked_file_fits_a_shard():
+    """No tracked file is larger than a release shard (45 MB): a large release is sharded,
+    and nothing else comes near the size."""
+    from keras_gated.pretrained.shards import MAX_SHARD_BYTES
+
+    assert [f for f in tracked_files() if size(f) > MAX_SHARD_BYTES] == []
+
+
+def test_a_sharded_zoo_folder_is_its_index_and_shards(tmp_path):
+    index = tmp_path / "model.weights.json"
+    index.write_text(json.dumps({"metadata": {}, "weight_map": {
+        "/layers/dense/vars": "model_00001.weights.h5", "/layers/conv/vars": "model_00000.weights.h5"}}))
+    assert zoo_files(tmp_path) == (ZOO_FILES - {"model.weights.h5"}) | {
+        "model.weights.json", "model_00000.weights.h5", "model_00001.weights.h5"}
 
 
 def test_the_in_flight_check_tells_an_ended_run_from_an_unfinished_one():

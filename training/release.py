@@ -300,6 +300,12 @@ def write_keras_hub_preset(weight_id: str, folder: Path) -> Path | None:
         print("keras-hub is not installed: no keras_hub/ preset written (pip install keras-hub)")
         return None
     from keras_gated.keras_hub import save_classifier_preset
+    from keras_gated.pretrained.shards import SHARD_INDEX
+
+    if (folder / SHARD_INDEX).is_file():  # a second copy of a large net's weights
+        print(f"no keras_hub/ preset: {weight_id} is a sharded release; "
+              f"`python -m keras_gated.keras_hub {weight_id} OUT_DIR` writes one")
+        return None
 
     preset = folder / "keras_hub"
     try:
@@ -332,7 +338,8 @@ def amend_caveat(folder: Path, caveat: str, register_in: Path = CFGS_DIR,
     if weight_id not in registered:
         raise ValueError(f"{weight_id} is not registered in {register_in}: release it first.")
     old = registered[weight_id]
-    if sha256_of(folder / old.file_name) != old.sha256:  # checked before anything is written
+    if any(not (folder / name).is_file() or sha256_of(folder / name) != pin
+           for name, pin in old.files.items()):  # checked before anything is written
         raise ValueError(f"{folder}'s weights differ from the registered ones (sha256): "
                          "release the run again instead.")
     record_caveat(folder, caveat)

@@ -34,7 +34,8 @@ FINGERPRINT_FILE = "fingerprint.json"
 METRICS_FILE = "metrics.json"
 STATE_FILE = "run_state.json"
 BACKUP_POINTER = Path("backup") / "latest.json"
-# A zoo folder's own files: a folder holding them is a release, never a run folder.
+# A zoo folder's own files: a folder holding them is a release, never a run folder (a
+# sharded release holds model.weights.json in place of model.weights.h5).
 RELEASE_MARKERS = ("config.json", "model.weights.h5", "README.md", METRICS_FILE)
 START_AGAIN = ("use a new --out, or rerun with --restart (the old run is moved aside to "
                "<out>.old-<timestamp> and kept whole)")
@@ -159,7 +160,9 @@ def check_not_in_zoo(out: Path) -> None:
     resolved = out.expanduser().resolve()
     inside = any(zoo is not None and (resolved == zoo.resolve() or zoo.resolve() in resolved.parents)
                  for zoo in zoos)
-    if inside or all((out / name).is_file() for name in RELEASE_MARKERS):
+    weights = (out / "model.weights.h5").is_file() or (out / "model.weights.json").is_file()
+    if inside or (weights and all((out / name).is_file() for name in RELEASE_MARKERS
+                                  if name != "model.weights.h5")):
         raise RunFolderError(
             f"--out {out} is {'in the zoo' if inside else 'a released zoo folder'}, which only "
             "python -m training.release writes: give a run folder outside it (e.g. "

@@ -9,6 +9,7 @@ One job per module:
 * ``resolve``: a ``weights=`` value resolved once into a ``ResolvedWeights`` record
   (architecture arguments, verified file, saved config, class names);
 * ``load``: that record loaded into a model (strict, head adaptation, configuration check);
+* ``shards``: a release too large for one file, as Keras sharded weights;
 * ``zoo_folder``: the folder and model card a release is published as;
 * ``hub``: publishing to and pulling from the Hub;
 * ``listing``: the markdown tables of the zoo.
@@ -45,13 +46,15 @@ _WHERE = {
     "ResolvedWeights": "keras_gated.pretrained.resolve",
     "resolve_weights": "keras_gated.pretrained.resolve",
     "save_zoo_folder": "keras_gated.pretrained.zoo_folder",  # imports Keras
+    "load_folder_model": "keras_gated.pretrained.zoo_folder",  # imports Keras
+    "MAX_SHARD_BYTES": "keras_gated.pretrained.shards",
 }
 
 
 # Submodules reachable as attributes (``keras_gated.pretrained.sources``) before any
 # import of them, as when this package imported them eagerly.
 _SUBMODULES = ("citations", "config", "hub", "listing", "load", "planned", "resolve",
-               "sources", "zoo_folder")
+               "shards", "sources", "zoo_folder")
 
 
 def __getattr__(name: str):

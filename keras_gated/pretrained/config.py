@@ -23,6 +23,7 @@ HUB_ORG = "keras-gated"
 
 _WEIGHT_ID = re.compile(r"^[a-z0-9_]+\.[a-z0-9_]+$")
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
+_SHARD = re.compile(r"^model_[0-9]{5}\.weights\.h5$")
 
 # The metrics.json entries a config keeps, for listings (the README's zoo table).
 LISTING_METRICS = (
@@ -96,7 +97,10 @@ class PretrainedCfg:
             None while the weights are planned.
         hf_hub_id: the Hub repo; defaults to ``keras-gated/<weight id>``.
         revision: the Hub commit to download; None (``main``) until published.
-        file_name: the weight file in the repo and the zoo folder.
+        file_name: the weight file in the repo and the zoo folder: ``model.weights.h5``,
+            or ``model.weights.json``, the index of a sharded release.
+        shards: the shard files of a sharded release and their sha256 (``{
+            "model_00000.weights.h5": "..."}``); empty for a one-file release.
         license: the Hub license id.
         caveat: empty for sound weights; otherwise a warning given whenever they load.
         metrics: the measured numbers shown in listings (accuracy as a fraction).
@@ -118,6 +122,7 @@ class PretrainedCfg:
     hf_hub_id: str = ""
     revision: str | None = None
     file_name: str = WEIGHTS_FILE
+    shards: dict[str, str] = field(default_factory=dict)
     license: str = "apache-2.0"
     caveat: str = ""
     metrics: dict[str, Any] = field(default_factory=dict)
@@ -140,6 +145,7 @@ class PretrainedCfg:
                 f"{self.weight_id}: `sha256` must be the 64-character lower-case hex digest "
                 f"of {self.file_name}, got {self.sha256!r}."
             )
+        self._check_shards()
         if self.class_names and len(self.class_names) != self.classes:
             raise ValueError(
                 f"{self.weight_id}: {len(self.class_names)} class names for {self.classes} "
@@ -156,6 +162,34 @@ class PretrainedCfg:
             object.__setattr__(self, "plan", TrainingPlan(**self.plan))
         if not self.hf_hub_id:
             object.__setattr__(self, "hf_hub_id", f"{HUB_ORG}/{self.weight_id}")
+
+    def _check_shards(self) -> None:
+        """A sharded release names its index as ``file_name`` and pins every shard."""
+        sharded = self.file_name.endswith(".weights.json")
+        if self.shards and not sharded:
+            raise ValueError(
+                f"{self.weight_id}: `shards` belong to a sharded release, whose `file_name` "
+                f"is its index ('model.weights.json'), not {self.file_name!r}."
+            )
+        if sharded and self.released and not self.shards:
+            raise ValueError(
+                f"{self.weight_id}: the sharded release {self.file_name} needs `shards`, "
+                "the sha256 of each of its shard files."
+            )
+        for name, digest in self.shards.items():
+            if not _SHARD.match(str(name)) or not _SHA256.match(str(digest)):
+                raise ValueError(
+                    f"{self.weight_id}: `shards` maps shard file names (model_00000.weights.h5"
+                    f") to 64-character hex sha256 digests; got {name!r}: {digest!r}."
+                )
+
+    @property
+    def files(self) -> dict[str, str]:
+        """Every file of the weights and its pinned sha256: the weight file, or a sharded
+        release's index and shards (empty while planned)."""
+        if not self.released:
+            return {}
+        return {self.file_name: str(self.sha256), **self.shards}
 
     @property
     def arch(self) -> str:

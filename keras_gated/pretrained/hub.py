@@ -203,16 +203,17 @@ def pull(name: str, *, token: str | None = None) -> Path:
         folder = Path(snapshot_download(cfg.hf_hub_id, revision=cfg.revision, token=token))
     except network_errors() as error:  # offline: name the local copy that serves it
         raise HubDownloadError(unreachable_message(cfg, error)) from None
-    if not (folder / cfg.file_name).is_file():
+    missing = [name for name in cfg.files if not (folder / name).is_file()]
+    if missing:
         raise ValueError(
-            f"{cfg.hf_hub_id}@{cfg.revision or 'main'} has no {cfg.file_name}; check the "
-            f"registered config of {cfg.weight_id}."
+            f"{cfg.hf_hub_id}@{cfg.revision or 'main'} has no {', '.join(missing)}; check "
+            f"the registered config of {cfg.weight_id}."
         )
     try:
-        check_sha256(folder / cfg.file_name, cfg, "downloaded", evict=True)
+        for name in cfg.files:
+            check_sha256(folder / name, cfg, "downloaded", evict=True)
     except ChecksumError:  # a bad cached copy, now evicted: download it once more
         folder = Path(snapshot_download(cfg.hf_hub_id, revision=cfg.revision, token=token))
-        check_sha256(folder / cfg.file_name, cfg, "downloaded", evict=True)
+        for name in cfg.files:
+            check_sha256(folder / name, cfg, "downloaded", evict=True)
     return folder
-
-

@@ -29,7 +29,7 @@ import logging
 import os
 import re
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -38,6 +38,7 @@ import h5py
 import keras
 
 from keras_gated.pretrained.resolve import ResolvedWeights, resolve_weights
+from keras_gated.pretrained.shards import weight_files
 from keras_gated.pretrained.sources import CONFIG_FILE
 
 HEAD = "predictions"
@@ -74,6 +75,19 @@ def _open_h5(path: str | Path) -> h5py.File:
         ) from None
 
 
+def _h5_files(path: str | Path) -> Iterator[h5py.File]:
+    """Each HDF5 file of a weight file, open in turn: the file itself, or the shards of a
+    shard index (``keras_gated.pretrained.shards``); a shard that is missing or an index
+    that is not one is a ``WeightsFileError``."""
+    try:
+        files = weight_files(path)
+    except (FileNotFoundError, ValueError) as error:
+        raise WeightsFileError(str(error)) from None
+    for file in files:
+        with _open_h5(file) as h5:
+            yield h5
+
+
 def _datasets(h5: h5py.File) -> list[tuple[str, h5py.Dataset]]:
     found: list[tuple[str, h5py.Dataset]] = []
 
@@ -88,7 +102,7 @@ def _datasets(h5: h5py.File) -> list[tuple[str, h5py.Dataset]]:
 def head_classes(path: str | Path) -> int | None:
     """The number of classes of the ``predictions`` layer stored in a Keras 3 weight file
     (Keras records each layer's name on its ``vars`` group); None if it has no head."""
-    with _open_h5(path) as h5:
+    for h5 in _h5_files(path):
         for name, dataset in _datasets(h5):
             group = dataset.parent
             if group.attrs.get("name") == HEAD and name.endswith("vars/0"):
@@ -99,8 +113,10 @@ def head_classes(path: str | Path) -> int | None:
 def count_arrays(path: str | Path) -> int:
     """The number of model variable arrays stored in a weight file (a compiled model's
     file also holds ``optimizer/`` state, which is not counted)."""
-    with _open_h5(path) as h5:
-        return sum(1 for name, _ in _datasets(h5) if not name.startswith("optimizer/"))
+    return sum(
+        sum(1 for name, _ in _datasets(h5) if not name.startswith("optimizer/"))
+        for h5 in _h5_files(path)
+    )
 
 
 def check_finite(path: str | Path, *, origin: str) -> None:
@@ -108,7 +124,7 @@ def check_finite(path: str | Path, *, origin: str) -> None:
     naming the first such tensor, before any of it is loaded."""
     import numpy as np
 
-    with _open_h5(path) as h5:
+    for h5 in _h5_files(path):
         for name, dataset in _datasets(h5):
             if name.startswith("optimizer/") or dataset.dtype.kind not in "fc":
                 continue
@@ -117,7 +133,7 @@ def check_finite(path: str | Path, *, origin: str) -> None:
                 where = f"{name} (layer {layer!r})" if layer else name
                 raise WeightsFileError(
                     f"{the_weights(origin, capital=True)} hold NaN or infinite values in "
-                    f"{where} of {path}: the file is corrupt or the training diverged; "
+                    f"{where} of {h5.filename}: the file is corrupt or the training diverged; "
                     "use a good copy of the weights."
                 )
 

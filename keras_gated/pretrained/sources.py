@@ -12,7 +12,9 @@
      the checkpoints small enough to ship, see ``setup.py``),
   3. the Hub (``hf_hub_download``: progress bar, ``HF_HUB_OFFLINE``, ``HF_TOKEN``),
 
-  and every file is checked against the config's sha256 before it is used. A missing
+  and every file is checked against the config's sha256 before it is used (a release
+  too large for one file is a shard index, ``model.weights.json``, and its shards, each
+  pinned: ``keras_gated.pretrained.shards``). A missing
   file, a 404, a connection error or offline mode falls through to the next source;
   the final error names every source tried. A bad copy in the Hugging Face cache is
   deleted (never anything outside the cache) and the next source is tried; a bad
@@ -49,6 +51,7 @@ from keras_gated.pretrained.config import (
     PlannedWeightsError,
     PretrainedCfg,
 )
+from keras_gated.pretrained.shards import SHARD_INDEX
 from keras_gated.registry.weights import find_pretrained_cfg, tags_for
 
 ZOO_ENV = "KERAS_GATED_ZOO"
@@ -97,11 +100,15 @@ def parse_hf_ref(ref: str) -> HubRef:
 
 
 def local_weights_file(weights: str) -> Path | None:
-    """The `.weights.h5` file `weights` names (a file, or a save folder holding one)."""
+    """The weight file ``weights`` names: a ``.weights.h5`` file or a shard index
+    (``.weights.json``), or a save folder holding either."""
     path = Path(os.path.expanduser(weights))
-    if path.is_dir() and (path / WEIGHTS_FILE).is_file():
-        return path / WEIGHTS_FILE
-    if path.is_file() and path.name.endswith(".weights.h5"):
+    if path.is_dir():
+        for name in (WEIGHTS_FILE, SHARD_INDEX):
+            if (path / name).is_file():
+                return path / name
+        return None
+    if path.is_file() and path.name.endswith((".weights.h5", ".weights.json")):
         return path
     return None
 
@@ -284,9 +291,11 @@ def _evict_from_cache(path: Path) -> str:
 
 def check_sha256(path: Path, cfg: PretrainedCfg, where: str, *, evict: bool = False) -> None:
     """Raise ``ChecksumError`` (naming the file and both hashes) unless ``path`` has the
-    registered hash; ``evict`` deletes a bad Hugging Face cache copy first."""
+    hash registered for its file name (the weight file's, or one shard's of a sharded
+    release); ``evict`` deletes a bad Hugging Face cache copy first."""
+    expected = cfg.files.get(path.name, cfg.sha256)
     actual = sha256_of(path)
-    if actual == cfg.sha256:
+    if actual == expected:
         return
     if evict:
         try:
@@ -297,31 +306,52 @@ def check_sha256(path: Path, cfg: PretrainedCfg, where: str, *, evict: bool = Fa
         fate = "It was not used; replace it (or fix the registered sha256)."
     raise ChecksumError(
         f"{cfg.weight_id}: the {where} copy {path} has sha256 {actual}, but the "
-        f"registered config expects sha256 {cfg.sha256}. {fate}"
+        f"registered config expects sha256 {expected}. {fate}"
+    )
+
+
+def _check_all(paths: list[Path], cfg: PretrainedCfg, where: str, *, evict: bool = False) -> Path:
+    """Check every file of a copy (the weight file, or an index and its shards) and return
+    the one ``model.load_weights`` reads."""
+    for path in paths:
+        check_sha256(path, cfg, where, evict=evict)
+    return paths[0]
+
+
+def _sharded_note(cfg: PretrainedCfg) -> str:
+    """What a wheel user needs to know about a release too large to ship in the wheel."""
+    if not cfg.shards:
+        return ""
+    return (
+        f" {cfg.weight_id} is a sharded release ({cfg.file_name} and {len(cfg.shards)} "
+        "shards), too large to ship inside the wheel: it comes from the Hub, or from a "
+        f"source checkout's zoo/ (or ${ZOO_ENV})."
     )
 
 
 def resolve_pretrained_file(cfg: PretrainedCfg) -> Path:
-    """The verified local path of a registered weight file (cache -> zoo -> Hub)."""
+    """The verified local path of a registered weight file (cache -> zoo -> Hub); for a
+    sharded release the index, with every shard verified beside it."""
     hf = _hf()
     from huggingface_hub.errors import EntryNotFoundError, HfHubHTTPError
 
     fall_through = (HfHubHTTPError, EntryNotFoundError, OSError)
     revision = cfg.revision or "main"
+    names = list(cfg.files)  # the file load_weights reads comes first
+    complete = "complete copy" if cfg.shards else "copy"
     tried: list[str] = []
     bad_cache: ChecksumError | None = None
 
     cache = hf.constants.HF_HUB_CACHE
     try:
-        cached = hf.hf_hub_download(
-            cfg.hf_hub_id, cfg.file_name, revision=cfg.revision, local_files_only=True
-        )
+        cached = [Path(hf.hf_hub_download(cfg.hf_hub_id, name, revision=cfg.revision,
+                                          local_files_only=True)) for name in names]
     except fall_through:
-        tried.append(f"Hugging Face cache ({cache}): no copy of {cfg.hf_hub_id}@{revision}.")
+        tried.append(
+            f"Hugging Face cache ({cache}): no {complete} of {cfg.hf_hub_id}@{revision}.")
     else:
         try:
-            check_sha256(Path(cached), cfg, "Hugging Face cache", evict=True)
-            return Path(cached)
+            return _check_all(cached, cfg, "Hugging Face cache", evict=True)
         except ChecksumError as error:  # evicted: the next sources may have a good copy
             bad_cache = error
             tried.append(f"Hugging Face cache: {error}")
@@ -335,27 +365,33 @@ def resolve_pretrained_file(cfg: PretrainedCfg) -> Path:
     if not local:
         tried.append(
             f"zoo/ copy: this is not a source checkout, ${ZOO_ENV} is not set and the "
-            "installed package bundles no checkpoints."
+            f"installed package bundles no checkpoints.{_sharded_note(cfg)}"
         )
     for label, folder in local:
         candidate = folder / cfg.weight_id / cfg.file_name
-        if candidate.is_file():
-            check_sha256(candidate, cfg, label)
-            return found(candidate)
-        tried.append(f"{label} copy ({candidate}): no such file.")
+        if not candidate.is_file():
+            note = _sharded_note(cfg) if label == "bundled" else ""
+            tried.append(f"{label} copy ({candidate}): no such file.{note}")
+            continue
+        missing = [name for name in names if not (candidate.parent / name).is_file()]
+        if missing:
+            tried.append(f"{label} copy ({candidate.parent}): incomplete, without "
+                         f"{', '.join(missing)}.")
+            continue
+        return found(_check_all([candidate.parent / name for name in names], cfg, label))
 
     where = f"Hub download ({hf.constants.ENDPOINT}/{cfg.hf_hub_id}, revision {revision})"
     if _offline():
         tried.append(f"{where}: skipped, HF_HUB_OFFLINE is set.")
     else:
         try:
-            downloaded = hf.hf_hub_download(cfg.hf_hub_id, cfg.file_name, revision=cfg.revision)
+            downloaded = [Path(hf.hf_hub_download(cfg.hf_hub_id, name, revision=cfg.revision))
+                          for name in names]
         except fall_through as error:
             first_line = str(error).strip().splitlines()[0] if str(error).strip() else ""
             tried.append(f"{where}: {type(error).__name__}: {first_line}")
         else:
-            check_sha256(Path(downloaded), cfg, "downloaded", evict=True)
-            return found(Path(downloaded))
+            return found(_check_all(downloaded, cfg, "downloaded", evict=True))
 
     listing = "\n".join(f"  {i}. {line}" for i, line in enumerate(tried, start=1))
     offline = (
@@ -373,11 +409,11 @@ def resolve_pretrained_file(cfg: PretrainedCfg) -> Path:
 
 def local_copy(cfg: PretrainedCfg) -> tuple[str, Path] | None:
     """(label, file) of the first local copy of released weights (``zoo/``, then the
-    wheel's bundled one) whose sha256 matches; None where there is none."""
+    wheel's bundled one) whose every file has its sha256; None where there is none."""
     for label, folder in local_zoo_dirs():
-        candidate = folder / cfg.weight_id / cfg.file_name
-        if candidate.is_file() and sha256_of(candidate) == cfg.sha256:
-            return label, candidate
+        paths = [folder / cfg.weight_id / name for name in cfg.files]
+        if all(p.is_file() and sha256_of(p) == cfg.files[p.name] for p in paths):
+            return label, paths[0]
     return None
 
 
@@ -444,7 +480,7 @@ def companion_file(
     Hub repo and revision the weights come from (``hub_source``; a cache snapshot's own
     commit wins), the cache first, nothing downloaded offline. None if there is none
     (e.g. a plain ``.weights.h5`` file)."""
-    if path.name == WEIGHTS_FILE and (path.parent / file_name).is_file():
+    if path.name in (WEIGHTS_FILE, SHARD_INDEX) and (path.parent / file_name).is_file():
         return path.parent / file_name
     source = hub_source
     if source is None:

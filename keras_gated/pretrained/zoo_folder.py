@@ -13,6 +13,13 @@ A *zoo folder* ``zoo/<weight id>/`` holds exactly the files that go to the Hub r
   "dataset": "...", "command": "..."}`` (accuracy as a fraction);
 * ``training_log.<ext>``: the training log (e.g. Keras ``CSVLogger`` output), if any.
 
+A release whose weights exceed ``MAX_SHARD_BYTES`` (45 MB) keeps them as Keras sharded
+weights instead of ``model.weights.h5``: the index ``model.weights.json`` and the shards
+``model_00000.weights.h5``, ... of at most 45 MB each, every one pinned by its own sha256
+(``keras_gated.pretrained.shards``). Keras's ``load_model`` reads only one-file folders, so
+such a folder is loaded with ``load_folder_model`` or ``weights=`` (and has no keras-hub
+preset: ``python -m keras_gated.keras_hub WEIGHT_ID OUT_DIR`` writes one).
+
 ``python -m training.release RUN --register`` writes the folder with ``save_zoo_folder``,
 reads its config back with ``pretrained_cfg_from_folder`` and stores it in the family's
 data file (``keras_gated.registry.weights.write_cfg``); ``keras_gated.pretrained.hub.
@@ -39,6 +46,12 @@ from keras_gated.pretrained.config import (
     PretrainedCfg,
     is_weight_id,
 )
+from keras_gated.pretrained.shards import (
+    MAX_SHARD_BYTES,
+    SHARD_INDEX,
+    save_sharded,
+    shard_names,
+)
 from keras_gated.pretrained.sources import CARD_FILE, sha256_of
 
 KERAS_FILES = ("config.json", "metadata.json", WEIGHTS_FILE)
@@ -46,6 +59,8 @@ METRICS_FILE = "metrics.json"
 LOG_STEM = "training_log"
 LOG_SUFFIXES = (".csv", ".txt")
 REQUIRED_FILES = (*KERAS_FILES, CARD_FILE, METRICS_FILE)
+# A sharded release: the index in place of the weight file, and the shards it lists.
+SHARDED_REQUIRED_FILES = (*(f for f in REQUIRED_FILES if f != WEIGHTS_FILE), SHARD_INDEX)
 KERAS_HUB_PRESET = "keras_hub/"  # optional: the release as a keras-hub preset
 # Every file a release may hold besides REQUIRED_FILES: the training log, the
 # keras-hub preset (what ``save_to_preset`` writes for a backbone or a classifier), and
@@ -126,8 +141,10 @@ def model_card(
     macs: int | None = None,
     usage: str | None = None,
     input_adaptation: str | None = None,
+    sharded: bool = False,
 ) -> str:
-    """The README.md model card of a zoo folder (front matter + markdown body).
+    """The README.md model card of a zoo folder (front matter + markdown body); ``sharded``:
+    its weights are a shard index and shards (``keras_gated.pretrained.shards``).
 
     ``params`` and ``macs`` (multiply-accumulates of one forward pass) become the card's
     "Model size" section; the "Citation" section holds the BibTeX of the papers behind
@@ -182,7 +199,15 @@ def model_card(
     fields.update(extra or {})
     data = ModelCardData(**fields)
     shape = "×".join(str(s) for s in input_shape)
-    if usage is None:
+    if usage is None and sharded:
+        usage = f"""import keras_gated as kg
+
+model = kg.create_model("{weight_id}")      # the released shards, each sha256-checked
+backbone = kg.create_model("{arch}", weights="{tag}", include_top=False, pooling="avg")
+
+# A downloaded copy of this repo (e.g. `keras-gated pull {weight_id}`) loads by its path:
+model = kg.pretrained.load_folder_model(folder)"""
+    elif usage is None:
         usage = f"""import keras_gated as kg
 
 model = kg.create_model("{weight_id}")      # the released weights, sha256-checked
@@ -191,6 +216,12 @@ backbone = kg.create_model("{arch}", weights="{tag}", include_top=False, pooling
 # Keras alone can load this repo too; `import keras_gated` registers the layers:
 import keras
 model = keras.saving.load_model("hf://{HUB_ORG}/{weight_id}")"""
+    weight_files = (
+        f"`{SHARD_INDEX}` and its shards `model_00000.weights.h5`, ... (Keras sharded "
+        f"weights, at most {MAX_SHARD_BYTES // 1_000_000} MB each; Keras's `load_model` reads "
+        "one-file folders only, so load this one with keras-gated)"
+        if sharded else f"`{WEIGHTS_FILE}` (Keras save format)"
+    )
     adaptation_line = (f" The training images were adapted to this input: {input_adaptation}."
                        if input_adaptation else "")
     notes_section = f"\n## Notes\n\n{notes.strip()}\n" if notes.strip() else ""
@@ -235,7 +266,7 @@ keras-gated evaluate {arch} --weights {tag} --dataset {tag}
 
 {citation_section(arch)}## Files
 
-`config.json`, `metadata.json`, `model.weights.h5` (Keras save format), this card,
+`config.json`, `metadata.json`, {weight_files}, this card,
 `metrics.json` and the training log.
 """
     return f"---\n{data.to_yaml()}\n---\n{body}"
@@ -295,7 +326,7 @@ def refresh_card_facts(folder: str | os.PathLike) -> None:
 
     info = ModelCard.load(card_path).data.to_dict().get(CARD_KEY) or {}
     arch = str(info.get("weight_id", folder.name)).partition(".")[0]
-    model = keras.saving.load_model(folder, compile=False)
+    model = load_folder_model(folder)
     text = card_path.read_text()
     text = set_card_section(text, SIZE_HEADING, size_section(model.count_params(),
                                                              count_macs(model)), "Training recipe")
@@ -354,6 +385,7 @@ def save_zoo_folder(
     overwrite: bool = False,
     usage: str | None = None,
     input_adaptation: str | None = None,
+    max_shard_bytes: int = MAX_SHARD_BYTES,
 ) -> Path:
     """Write ``folder`` with exactly the files that go to the Hub repo of ``weight_id``.
 
@@ -377,6 +409,8 @@ def save_zoo_folder(
         overwrite: replace an existing non-empty folder.
         usage, input_adaptation: as ``model_card``'s (a weight that is not registered
             needs its own usage lines).
+        max_shard_bytes: weights larger than this are saved as shards of at most this
+            size (``model.weights.json`` + ``model_00000.weights.h5``, ...).
 
     Returns:
         The folder.
@@ -428,6 +462,10 @@ def save_zoo_folder(
     assets = folder / "assets"
     if assets.is_dir() and not any(assets.iterdir()):
         assets.rmdir()  # Keras leaves an empty assets/ when no layer has assets
+    sharded = (folder / WEIGHTS_FILE).stat().st_size > max_shard_bytes
+    if sharded:
+        (folder / WEIGHTS_FILE).unlink()
+        save_sharded(saved, folder, max_shard_bytes=max_shard_bytes)
     full_metrics = {**metrics, "dataset": dataset_note, "command": command}
     (folder / METRICS_FILE).write_text(json.dumps(full_metrics, indent=2) + "\n")
     card = model_card(
@@ -447,6 +485,7 @@ def save_zoo_folder(
         macs=count_macs(model),
         usage=usage,
         input_adaptation=input_adaptation,
+        sharded=sharded,
     )
     (folder / CARD_FILE).write_text(card)
     if training_log is not None:
@@ -531,8 +570,12 @@ def check_zoo_folder(folder: str | os.PathLike) -> list[str]:
             f"{folder} holds symbolic links ({', '.join(links)}), which are never published: "
             "replace each by the file itself (or remove it) and publish again."
         )
-    missing = [f for f in REQUIRED_FILES if f not in files]
-    unexpected = [f for f in files if f not in RELEASE_FILES]
+    sharded = SHARD_INDEX in files and WEIGHTS_FILE not in files
+    required = list(SHARDED_REQUIRED_FILES if sharded else REQUIRED_FILES)
+    if sharded:
+        required += shard_names(folder / SHARD_INDEX)
+    missing = [f for f in required if f not in files]
+    unexpected = [f for f in files if f not in (*RELEASE_FILES, *required)]
     if missing or unexpected:
         raise ValueError(
             f"{folder} is not a zoo folder: missing {missing or 'nothing'}, unexpected "
@@ -540,6 +583,32 @@ def check_zoo_folder(folder: str | os.PathLike) -> list[str]:
         )
     _check_metrics(json.loads((folder / METRICS_FILE).read_text()))
     return files
+
+
+def weight_pins(folder: str | os.PathLike) -> dict[str, Any]:
+    """The ``PretrainedCfg`` entries pinning a zoo folder's weights: ``sha256`` of
+    ``model.weights.h5``, or of a sharded release's index with ``file_name`` and the
+    ``shards``' own."""
+    folder = Path(folder)
+    if (folder / WEIGHTS_FILE).is_file():
+        return {"sha256": sha256_of(folder / WEIGHTS_FILE)}
+    return {
+        "file_name": SHARD_INDEX,
+        "sha256": sha256_of(folder / SHARD_INDEX),
+        "shards": {name: sha256_of(folder / name) for name in shard_names(folder / SHARD_INDEX)},
+    }
+
+
+def load_folder_model(folder: str | os.PathLike) -> keras.Model:
+    """The model of a zoo or Keras save folder, uncompiled: ``keras.saving.load_model``
+    for one weight file, the saved config and ``load_weights`` of the index for a sharded
+    release (which Keras's ``load_model`` does not read)."""
+    folder = Path(folder)
+    if (folder / WEIGHTS_FILE).is_file() or not (folder / SHARD_INDEX).is_file():
+        return keras.saving.load_model(folder, compile=False)
+    model = keras.models.model_from_json((folder / "config.json").read_text())
+    model.load_weights(folder / SHARD_INDEX)
+    return model
 
 
 def preprocessing_numbers(model_config: dict) -> dict[str, Any]:
@@ -584,7 +653,7 @@ def pretrained_cfg_from_folder(
         input_shape=tuple(info["input_shape"]),
         dataset=metrics["dataset"],
         class_names=tuple(info["class_names"]),
-        sha256=sha256_of(folder / WEIGHTS_FILE),
+        **weight_pins(folder),
         hf_hub_id=hf_hub_id or f"{HUB_ORG}/{info['weight_id']}",
         revision=revision,
         license=card.get("license", ""),

@@ -1,0 +1,109 @@
+"""Sharded weight files: a release too large for one file, as Keras writes it.
+
+Keras saves a model's weights in shards with ``model.save_weights("model.weights.json",
+max_shard_size=...)``: an index, ``model.weights.json``, whose ``weight_map`` names the
+shard holding each layer's variables, and the shards ``model_00000.weights.h5``,
+``model_00001.weights.h5``, ... beside it; ``model.load_weights`` reads the index. A
+released checkpoint over ``MAX_SHARD_BYTES`` is kept this way (the Hub, ``zoo/`` and
+git all take files of that size), every shard pinned by its own sha256 in the
+release's config.
+
+Nothing here imports Keras at module level.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+SHARD_INDEX = "model.weights.json"
+SHARD_PATTERN = "model_{:05d}.weights.h5"  # Keras's own names, from the index's stem
+MAX_SHARD_BYTES = 45_000_000  # each shard file at most this size (45 MB)
+
+
+def is_sharded(path: str | os.PathLike) -> bool:
+    """True when ``path`` names a shard index (``*.weights.json``)."""
+    return os.fspath(path).endswith(".weights.json")
+
+
+def shard_names(index: str | os.PathLike) -> list[str]:
+    """The shard file names an index lists, in order; a ValueError names an index that is
+    not one (unreadable JSON, no ``weight_map``, a shard outside the index's folder)."""
+    index = Path(index)
+    try:
+        weight_map = json.loads(index.read_text())["weight_map"]
+        # A layer's variables may span shards: its entry is then a list of them.
+        names = sorted({name for entry in weight_map.values()
+                        for name in ([entry] if isinstance(entry, str) else entry)})
+    except (ValueError, KeyError, TypeError, AttributeError) as error:
+        raise ValueError(
+            f"{index} is not a Keras shard index ({type(error).__name__}: {error}); save "
+            "the weights again with model.save_weights('model.weights.json', "
+            "max_shard_size=...)."
+        ) from None
+    outside = [n for n in names if not isinstance(n, str) or Path(n).name != n]
+    if outside or not names:
+        raise ValueError(
+            f"{index} lists {'no shards' if not names else f'shards outside its folder: {outside}'}; "
+            "a shard index names files beside it."
+        )
+    return names
+
+
+def weight_files(path: str | os.PathLike) -> list[Path]:
+    """The HDF5 files holding the arrays of a weight file: the file itself, or the shards
+    of an index (each must exist beside it: a missing one is a FileNotFoundError naming it)."""
+    path = Path(path)
+    if not is_sharded(path):
+        return [path]
+    files = [path.parent / name for name in shard_names(path)]
+    missing = [f.name for f in files if not f.is_file()]
+    if missing:
+        raise FileNotFoundError(
+            f"The shard index {path} lists {', '.join(missing)}, which "
+            f"{'is' if len(missing) == 1 else 'are'} not beside it: copy every shard of "
+            "the release into the same folder."
+        )
+    return files
+
+
+def save_sharded(
+    model: Any, folder: str | os.PathLike, *, max_shard_bytes: int = MAX_SHARD_BYTES
+) -> list[Path]:
+    """Save ``model``'s weights in ``folder`` as ``model.weights.json`` plus shards of at
+    most ``max_shard_bytes`` each (files on disk, HDF5 overhead included); returns the
+    index and the shards. Keras caps a shard's arrays, not its file, so the arrays' cap
+    is lowered until every file fits; one variable larger than the cap is a ValueError."""
+    folder = Path(folder)
+    index = folder / SHARD_INDEX
+    arrays_cap = 0.9 * max_shard_bytes
+    largest = max((_nbytes(v) for v in model.weights), default=0)
+    while arrays_cap >= largest:
+        _remove_sharded(folder)
+        model.save_weights(os.fspath(index), max_shard_size=arrays_cap / 1024**3)
+        shards = [folder / n for n in shard_names(index)]
+        if all(s.stat().st_size <= max_shard_bytes for s in shards):
+            return [index, *shards]
+        arrays_cap *= 0.9
+    _remove_sharded(folder)
+    raise ValueError(
+        f"A variable of {largest:,} bytes does not fit a shard of at most "
+        f"{max_shard_bytes:,} bytes: raise `max_shard_bytes`."
+    )
+
+
+def _nbytes(variable: Any) -> int:
+    import math
+
+    import numpy as np
+
+    return math.prod(variable.shape) * np.dtype(variable.dtype).itemsize
+
+
+def _remove_sharded(folder: Path) -> None:
+    """Delete an index and the shards Keras wrote beside it in ``folder``."""
+    (folder / SHARD_INDEX).unlink(missing_ok=True)
+    for shard in folder.glob("model_*.weights.h5"):
+        shard.unlink()
