@@ -108,7 +108,7 @@ def _cmd_info(args: argparse.Namespace) -> int:
 def _official_entry(cfg):
     """The registered config of ``cfg``'s weight id and its data file, for
     ``publish --pin-official``; refused (before anything is uploaded) unless the folder
-    is that release (same sha256) and the repo is its registered Hub repo."""
+    is that release (same sha256 for every weight file) and the repo is its registered Hub repo."""
     from keras_gated.registry.weights import cfg_source_file, find_pretrained_cfg
 
     registered = find_pretrained_cfg(cfg.arch, cfg.tag)
@@ -116,7 +116,7 @@ def _official_entry(cfg):
     if registered is None or source is None:
         raise ValueError(f"{cfg.weight_id} has no registered config to pin: register it first "
                          "(python -m training.release RUN --register).")
-    if registered.sha256 != cfg.sha256:
+    if registered.files != cfg.files:  # a shard index's own hash does not pin the weights
         raise ValueError(f"The weights in the folder are not the registered {cfg.weight_id} "
                          "(sha256 differs): register this folder first, then publish with "
                          "--pin-official.")

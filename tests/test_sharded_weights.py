@@ -86,6 +86,26 @@ def test_a_variable_larger_than_the_cap_is_refused_and_nothing_is_left(tmp_path)
     assert list(tmp_path.iterdir()) == []
 
 
+def test_a_variable_just_under_the_cap_gets_a_shard_of_its_own(tmp_path):
+    """A variable between 0.9 and 1 times the cap is still saved (the last try caps the
+    arrays at the largest variable itself)."""
+    model = keras.Sequential([keras.Input((10_000,)), keras.layers.Dense(10, name="hidden"),
+                              keras.layers.Dense(3, name="predictions")])  # kernel: 400,000 B
+    written = save_sharded(model, tmp_path, max_shard_bytes=430_000)
+    assert all(path.stat().st_size <= 430_000 for path in written[1:]) and len(written) >= 3
+
+
+def test_the_head_is_found_when_its_variables_open_a_new_shard(tmp_path):
+    """Keras names a layer's variable group only in the shard where the group was made;
+    the head's kernel here opens the second shard, whose group carries no name."""
+    model = keras.Sequential([keras.Input((100,)), keras.layers.Dense(8, name="hidden"),
+                              keras.layers.Dense(3, name="predictions")])
+    model.save_weights(tmp_path / SHARD_INDEX, max_shard_size=3240 / 1024**3)
+    assert len(shard_names(tmp_path / SHARD_INDEX)) == 2
+    assert head_classes(tmp_path / SHARD_INDEX) == 3
+    assert count_arrays(tmp_path / SHARD_INDEX) == 4
+
+
 def test_a_missing_shard_is_named(tmp_path):
     save_sharded(kg.GResNet(14), tmp_path, max_shard_bytes=CAP)
     last = shards_of(tmp_path)[-1]
@@ -181,6 +201,52 @@ def test_published_shards_are_pulled_into_the_cache_and_load_offline(
             reloaded = kg.GResNet(14, weights="cifar10")
         np.testing.assert_array_equal(predict(reloaded), predict(model))
         assert sha256_of(try_to_load_from_cache(REPO, name, revision=commit)) == cfg.shards[name]
+
+
+def test_several_bad_cached_shards_are_all_evicted_and_downloaded_again(
+        sharded, hub, capsys):  # noqa: F811
+    model, folder, _ = sharded
+    assert main(["publish", str(folder), "--repo-id", REPO]) == 0
+    commit = re.search(r"^commit: ([0-9a-f]{40})$", capsys.readouterr().out, re.M).group(1)
+    cfg = kg_zoo.pretrained_cfg_from_folder(folder, revision=commit)
+    with pretrained_cfgs_overlay(cfg):
+        assert main(["pull", WEIGHT_ID]) == 0
+        for name in cfg.shards:  # every shard of the cached copy tampered with
+            flip_one_byte(Path(try_to_load_from_cache(REPO, name, revision=commit)))
+        with pytest.warns(UserWarning, match="Hugging Face cache copy"):
+            np.testing.assert_array_equal(predict(kg.GResNet(14, weights="cifar10")), predict(model))
+        for name in cfg.shards:
+            flip_one_byte(Path(try_to_load_from_cache(REPO, name, revision=commit)))
+        assert main(["pull", WEIGHT_ID]) == 0  # pull too: evicts them all, then downloads
+        for name, pin in cfg.shards.items():
+            assert sha256_of(try_to_load_from_cache(REPO, name, revision=commit)) == pin
+
+
+def test_a_sharded_hub_repo_loads_by_hf_reference(sharded, hub, capsys):  # noqa: F811
+    model, folder, _ = sharded
+    assert main(["publish", str(folder), "--repo-id", REPO]) == 0
+    commit = re.search(r"^commit: ([0-9a-f]{40})$", capsys.readouterr().out, re.M).group(1)
+    np.testing.assert_array_equal(predict(kg.GResNet(14, weights=f"hf://{REPO}@{commit}")),
+                                  predict(model))
+
+
+def test_pin_official_refuses_other_weights_behind_the_same_index(
+        sharded, hub, tmp_path, monkeypatch, capsys):  # noqa: F811
+    """A shard index records where each layer is, not its values: two trainings of one
+    architecture share it. --pin-official compares every shard's pin."""
+    from keras_gated.registry import weights as registry_weights
+
+    _, folder, cfg = sharded
+    other = write_sharded_zoo(trained_ish(kg.GResNet(14), seed=4), tmp_path / "other" / WEIGHT_ID)
+    assert sha256_of(other / SHARD_INDEX) == cfg.sha256
+    assert kg_zoo.pretrained_cfg_from_folder(other).shards != cfg.shards
+    data_file = tmp_path / "registered.json"
+    registry_weights.write_cfg(cfg, data_file)
+    monkeypatch.setattr(registry_weights, "cfg_source_file", lambda weight_id: data_file)
+    with pretrained_cfgs_overlay(cfg):
+        assert main(["publish", str(other), "--pin-official"]) != 0
+    assert "sha256 differs" in capsys.readouterr().err
+    assert hub.state.repos == {}
 
 
 def test_a_wheel_user_is_told_where_a_sharded_release_comes_from(sharded, hf_home, monkeypatch):  # noqa: F811

@@ -241,6 +241,7 @@ def run(args: argparse.Namespace) -> int:
                                                  train_info.num_classes, built.adapted),
                 input_adaptation=(adaptation_note(train_info.image_shape, tuple(model.inputs[0].shape[1:]))
                                   if built.adapted else None),
+                max_shard_bytes=None,  # one file: its card loads it with keras.saving.load_model
             )
         except BaseException:  # no half-written zoo folder; the rerun writes it again
             shutil.rmtree(zoo, ignore_errors=True)

@@ -143,6 +143,7 @@ def write_compressed(result: CompressionResult, source: keras.Model, out: str | 
     save_zoo_folder(result.model, out, weight_id=weight_id, metrics=metrics,
                     recipe=compression_recipe(record),
                     command=command, overwrite=True, usage=usage, notes=notes,
+                    max_shard_bytes=None,  # a save folder keras.saving.load_model reads
                     class_names=list(class_names) or None,
                     dataset_note=dataset_note or f"{dataset}, test split")
     # The card's check command, for this folder rather than a released tag.

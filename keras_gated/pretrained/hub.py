@@ -26,7 +26,7 @@ from keras_gated.registry.weights import get_pretrained_cfg
 from keras_gated.pretrained.sources import (
     HF_PREFIX,
     ChecksumError,
-    check_sha256,
+    check_files,
     network_errors,
     parse_hf_ref,
     unreachable_message,
@@ -210,10 +210,8 @@ def pull(name: str, *, token: str | None = None) -> Path:
             f"the registered config of {cfg.weight_id}."
         )
     try:
-        for name in cfg.files:
-            check_sha256(folder / name, cfg, "downloaded", evict=True)
-    except ChecksumError:  # a bad cached copy, now evicted: download it once more
+        check_files([folder / name for name in cfg.files], cfg, "downloaded", evict=True)
+    except ChecksumError:  # bad cached copies, now every one evicted: download them again
         folder = Path(snapshot_download(cfg.hf_hub_id, revision=cfg.revision, token=token))
-        for name in cfg.files:
-            check_sha256(folder / name, cfg, "downloaded", evict=True)
+        check_files([folder / name for name in cfg.files], cfg, "downloaded", evict=True)
     return folder

@@ -102,12 +102,27 @@ def _datasets(h5: h5py.File) -> list[tuple[str, h5py.Dataset]]:
 def head_classes(path: str | Path) -> int | None:
     """The number of classes of the ``predictions`` layer stored in a Keras 3 weight file
     (Keras records each layer's name on its ``vars`` group); None if it has no head."""
+    names = _layer_names(path)
     for h5 in _h5_files(path):
         for name, dataset in _datasets(h5):
-            group = dataset.parent
-            if group.attrs.get("name") == HEAD and name.endswith("vars/0"):
+            if names.get(dataset.parent.name) == HEAD and name.endswith("vars/0"):
                 return int(dataset.shape[-1])
     return None
+
+
+def _layer_names(path: str | Path) -> dict[str, str]:
+    """Each variable group's layer name (Keras records it on the ``vars`` group), over
+    every shard: Keras writes it only where a layer's group is first made, so a layer
+    whose variables continue in a later shard has its name in an earlier one."""
+    names: dict[str, str] = {}
+
+    def visit(name: str, obj: object) -> None:
+        if isinstance(obj, h5py.Group) and "name" in obj.attrs:
+            names.setdefault(obj.name, str(obj.attrs["name"]))
+
+    for h5 in _h5_files(path):
+        h5.visititems(visit)
+    return names
 
 
 def count_arrays(path: str | Path) -> int:
@@ -129,7 +144,7 @@ def check_finite(path: str | Path, *, origin: str) -> None:
             if name.startswith("optimizer/") or dataset.dtype.kind not in "fc":
                 continue
             if not np.isfinite(dataset[()]).all():
-                layer = dataset.parent.attrs.get("name")
+                layer = _layer_names(path).get(dataset.parent.name)
                 where = f"{name} (layer {layer!r})" if layer else name
                 raise WeightsFileError(
                     f"{the_weights(origin, capital=True)} hold NaN or infinite values in "

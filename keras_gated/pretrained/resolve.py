@@ -118,7 +118,8 @@ def resolve_weights(
             if path is None:
                 raise ValueError(
                     f"pretrained_cfg_overlay file {os.fspath(file)!r} is not a `.weights.h5` "
-                    "file or a Keras save folder (with model.weights.h5) that exists."
+                    "file, a shard index (`.weights.json`) or a Keras save folder (with "
+                    "model.weights.h5) that exists."
                 )
             return _with_companions(ResolvedWeights(
                 **record, path=path, origin=str(path),

@@ -78,15 +78,16 @@ def save_sharded(
     is lowered until every file fits; one variable larger than the cap is a ValueError."""
     folder = Path(folder)
     index = folder / SHARD_INDEX
-    arrays_cap = 0.9 * max_shard_bytes
     largest = max((_nbytes(v) for v in model.weights), default=0)
-    while arrays_cap >= largest:
+    # The arrays' caps tried: 0.9, 0.81, ... of the file cap, then the largest variable
+    # itself (plus a byte against rounding), the smallest cap Keras accepts.
+    caps = [c for c in (0.9**i * max_shard_bytes for i in range(1, 30)) if c > largest]
+    for arrays_cap in [*caps, largest + 1] if largest < max_shard_bytes else []:
         _remove_sharded(folder)
         model.save_weights(os.fspath(index), max_shard_size=arrays_cap / 1024**3)
         shards = [folder / n for n in shard_names(index)]
         if all(s.stat().st_size <= max_shard_bytes for s in shards):
             return [index, *shards]
-        arrays_cap *= 0.9
     _remove_sharded(folder)
     raise ValueError(
         f"A variable of {largest:,} bytes does not fit a shard of at most "

@@ -51,7 +51,7 @@ from keras_gated.pretrained.config import (
     PlannedWeightsError,
     PretrainedCfg,
 )
-from keras_gated.pretrained.shards import SHARD_INDEX
+from keras_gated.pretrained.shards import SHARD_INDEX, shard_names
 from keras_gated.registry.weights import find_pretrained_cfg, tags_for
 
 ZOO_ENV = "KERAS_GATED_ZOO"
@@ -173,8 +173,9 @@ def _not_weights_message(weights: str) -> str:
                 f"load it with keras.saving.load_model({weights!r}), or save its weights "
                 "with model.save_weights('NAME.weights.h5') and pass that file.")
     if path.is_dir():
-        return (f"`weights`={weights!r} is a folder without {WEIGHTS_FILE}: pass a Keras "
-                "save folder (config.json and model.weights.h5) or a `.weights.h5` file.")
+        return (f"`weights`={weights!r} is a folder without {WEIGHTS_FILE} (or {SHARD_INDEX}): "
+                "pass a Keras save folder (config.json and model.weights.h5) or a "
+                "`.weights.h5` file.")
     if path.exists():
         return (f"`weights`={weights!r} is not a `.weights.h5` file: pass a Keras "
                 "`.weights.h5` file or a save folder (config.json and model.weights.h5).")
@@ -310,12 +311,42 @@ def check_sha256(path: Path, cfg: PretrainedCfg, where: str, *, evict: bool = Fa
     )
 
 
-def _check_all(paths: list[Path], cfg: PretrainedCfg, where: str, *, evict: bool = False) -> Path:
-    """Check every file of a copy (the weight file, or an index and its shards) and return
-    the one ``model.load_weights`` reads."""
+def check_files(paths: list[Path], cfg: PretrainedCfg, where: str, *,
+                evict: bool = False) -> Path:
+    """Check every file of one copy (the weight file, or an index and its shards, in one
+    folder) and return the one ``model.load_weights`` reads. Every bad file is named
+    (and, with ``evict``, deleted from the cache) before the ``ChecksumError``."""
+    errors = []
     for path in paths:
-        check_sha256(path, cfg, where, evict=evict)
+        try:
+            check_sha256(path, cfg, where, evict=evict)
+        except ChecksumError as error:
+            errors.append(str(error))
+    if errors:
+        raise ChecksumError(" ".join(errors))
+    if len({path.parent for path in paths}) > 1:
+        raise ChecksumError(
+            f"{cfg.weight_id}: the {where} files {', '.join(map(str, paths))} are not in one "
+            "folder, so the index would not read the shards that were checked; fetch them "
+            "again (`keras-gated pull`)."
+        )
+    if cfg.shards and set(shard_names(paths[0])) != set(cfg.shards):
+        raise ChecksumError(
+            f"{cfg.weight_id}: the index {paths[0]} lists the shards "
+            f"{sorted(shard_names(paths[0]))}, the registered config pins "
+            f"{sorted(cfg.shards)}: fix the registered config."
+        )
     return paths[0]
+
+
+def _fetch(cfg: PretrainedCfg, names: list[str], **options) -> list[Path]:
+    """``hf_hub_download`` of every file of a weight, the later ones at the commit the
+    first resolved to, so that an index and its shards come from one revision."""
+    hf = _hf()
+    first = Path(hf.hf_hub_download(cfg.hf_hub_id, names[0], revision=cfg.revision, **options))
+    commit = first.parent.name if _COMMIT.match(first.parent.name) else cfg.revision
+    return [first, *(Path(hf.hf_hub_download(cfg.hf_hub_id, name, revision=commit, **options))
+                     for name in names[1:])]
 
 
 def _sharded_note(cfg: PretrainedCfg) -> str:
@@ -344,14 +375,13 @@ def resolve_pretrained_file(cfg: PretrainedCfg) -> Path:
 
     cache = hf.constants.HF_HUB_CACHE
     try:
-        cached = [Path(hf.hf_hub_download(cfg.hf_hub_id, name, revision=cfg.revision,
-                                          local_files_only=True)) for name in names]
+        cached = _fetch(cfg, names, local_files_only=True)
     except fall_through:
         tried.append(
             f"Hugging Face cache ({cache}): no {complete} of {cfg.hf_hub_id}@{revision}.")
     else:
         try:
-            return _check_all(cached, cfg, "Hugging Face cache", evict=True)
+            return check_files(cached, cfg, "Hugging Face cache", evict=True)
         except ChecksumError as error:  # evicted: the next sources may have a good copy
             bad_cache = error
             tried.append(f"Hugging Face cache: {error}")
@@ -378,20 +408,19 @@ def resolve_pretrained_file(cfg: PretrainedCfg) -> Path:
             tried.append(f"{label} copy ({candidate.parent}): incomplete, without "
                          f"{', '.join(missing)}.")
             continue
-        return found(_check_all([candidate.parent / name for name in names], cfg, label))
+        return found(check_files([candidate.parent / name for name in names], cfg, label))
 
     where = f"Hub download ({hf.constants.ENDPOINT}/{cfg.hf_hub_id}, revision {revision})"
     if _offline():
         tried.append(f"{where}: skipped, HF_HUB_OFFLINE is set.")
     else:
         try:
-            downloaded = [Path(hf.hf_hub_download(cfg.hf_hub_id, name, revision=cfg.revision))
-                          for name in names]
+            downloaded = _fetch(cfg, names)
         except fall_through as error:
             first_line = str(error).strip().splitlines()[0] if str(error).strip() else ""
             tried.append(f"{where}: {type(error).__name__}: {first_line}")
         else:
-            return found(_check_all(downloaded, cfg, "downloaded", evict=True))
+            return found(check_files(downloaded, cfg, "downloaded", evict=True))
 
     listing = "\n".join(f"  {i}. {line}" for i, line in enumerate(tried, start=1))
     offline = (
@@ -446,21 +475,35 @@ def unreachable_message(cfg: PretrainedCfg, error: BaseException) -> str:
     return (
         f"{where}, and no local copy serves it: connect to {_hf().constants.ENDPOINT} (or "
         f"unset HF_HUB_OFFLINE) and run `keras-gated pull {cfg.weight_id}` again, or set "
-        f"${ZOO_ENV} to a folder holding {cfg.weight_id}/{cfg.file_name}."
+        f"${ZOO_ENV} to a folder holding {cfg.weight_id}/{cfg.file_name}"
+        + (f" and its {len(cfg.shards)} shards." if cfg.shards else ".")
     )
 
 
 def download_hf_weights(ref: HubRef) -> Path:
-    """``model.weights.h5`` of an ad-hoc ``hf://`` reference (not hash-checked: trusted as
-    served). Uses the cache offline or when the Hub is unreachable."""
+    """The weights of an ad-hoc ``hf://`` reference (not hash-checked: trusted as served):
+    ``model.weights.h5``, or a sharded repo's ``model.weights.json`` with its shards from
+    the same commit. Uses the cache offline or when the Hub is unreachable."""
     from huggingface_hub.errors import EntryNotFoundError, HfHubHTTPError
 
+    hf = _hf()
     try:
-        return Path(_hf().hf_hub_download(ref.repo_id, WEIGHTS_FILE, revision=ref.revision))
+        try:
+            return Path(hf.hf_hub_download(ref.repo_id, WEIGHTS_FILE, revision=ref.revision))
+        except EntryNotFoundError as one_file_error:
+            try:
+                index = Path(hf.hf_hub_download(ref.repo_id, SHARD_INDEX, revision=ref.revision))
+            except EntryNotFoundError:
+                raise one_file_error from None
+        commit = index.parent.name if _COMMIT.match(index.parent.name) else ref.revision
+        for name in shard_names(index):
+            hf.hf_hub_download(ref.repo_id, name, revision=commit)
+        return index
     except (HfHubHTTPError, EntryNotFoundError, OSError) as error:
         offline = " HF_HUB_OFFLINE is set and it is not cached." if _offline() else ""
         raise WeightsNotFoundError(
-            f"Cannot get {WEIGHTS_FILE} of {ref}: {type(error).__name__}: {error}.{offline} "
+            f"Cannot get {WEIGHTS_FILE} (or a sharded {SHARD_INDEX}) of {ref}: "
+            f"{type(error).__name__}: {error}.{offline} "
             f"Run `keras-gated pull {ref}` where the Hub is reachable to cache it."
         ) from error
 

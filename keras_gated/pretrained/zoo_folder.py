@@ -385,7 +385,7 @@ def save_zoo_folder(
     overwrite: bool = False,
     usage: str | None = None,
     input_adaptation: str | None = None,
-    max_shard_bytes: int = MAX_SHARD_BYTES,
+    max_shard_bytes: int | None = MAX_SHARD_BYTES,
 ) -> Path:
     """Write ``folder`` with exactly the files that go to the Hub repo of ``weight_id``.
 
@@ -410,7 +410,9 @@ def save_zoo_folder(
         usage, input_adaptation: as ``model_card``'s (a weight that is not registered
             needs its own usage lines).
         max_shard_bytes: weights larger than this are saved as shards of at most this
-            size (``model.weights.json`` + ``model_00000.weights.h5``, ...).
+            size (``model.weights.json`` + ``model_00000.weights.h5``, ...); None: one
+            ``model.weights.h5`` of any size, a folder ``keras.saving.load_model`` reads
+            (a user's own output, not a release).
 
     Returns:
         The folder.
@@ -462,7 +464,8 @@ def save_zoo_folder(
     assets = folder / "assets"
     if assets.is_dir() and not any(assets.iterdir()):
         assets.rmdir()  # Keras leaves an empty assets/ when no layer has assets
-    sharded = (folder / WEIGHTS_FILE).stat().st_size > max_shard_bytes
+    sharded = (max_shard_bytes is not None
+               and (folder / WEIGHTS_FILE).stat().st_size > max_shard_bytes)
     if sharded:
         (folder / WEIGHTS_FILE).unlink()
         save_sharded(saved, folder, max_shard_bytes=max_shard_bytes)

@@ -142,7 +142,8 @@ def create_model(
             ``model.feature_info``. Convolutional families only.
         out_indices: with ``features_only``, which feature maps (default: all).
         pretrained_cfg_overlay: fields of the pretrained config to override (e.g.
-            ``{"hf_hub_id": ..., "revision": ..., "sha256": ...}`` for a fork), or
+            ``{"hf_hub_id": ..., "revision": ..., "sha256": ...}`` for a fork; a sharded
+            release's fork also overrides ``shards``), or
             ``{"file": path}`` to load a local weight file in place of the released one.
         in_chans: the number of input channels (default: the family's, 3 for images).
             Pretrained weights are adapted as timm's ``adapt_input_conv`` does: for 1
