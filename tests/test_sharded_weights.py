@@ -60,6 +60,13 @@ def sharded(tmp_path):
     return model, folder, kg_zoo.pretrained_cfg_from_folder(folder)
 
 
+def publish(folder: Path, capsys) -> tuple[PretrainedCfg, str]:
+    """`keras-gated publish` of a zoo folder to REPO: its config pinned to the commit."""
+    assert main(["publish", str(folder), "--repo-id", REPO]) == 0
+    commit = re.search(r"^commit: ([0-9a-f]{40})$", capsys.readouterr().out, re.M).group(1)
+    return kg_zoo.pretrained_cfg_from_folder(folder, revision=commit), commit
+
+
 def shards_of(folder: Path) -> list[Path]:
     return [folder / name for name in shard_names(folder / SHARD_INDEX)]
 
@@ -179,9 +186,7 @@ def test_zoo_copy_loads_by_tag_and_a_tampered_shard_is_refused(sharded, hf_home,
 def test_published_shards_are_pulled_into_the_cache_and_load_offline(
         sharded, hub, monkeypatch, capsys):  # noqa: F811
     model, folder, _ = sharded
-    assert main(["publish", str(folder), "--repo-id", REPO]) == 0
-    commit = re.search(r"^commit: ([0-9a-f]{40})$", capsys.readouterr().out, re.M).group(1)
-    cfg = kg_zoo.pretrained_cfg_from_folder(folder, revision=commit)
+    cfg, commit = publish(folder, capsys)
     with pretrained_cfgs_overlay(cfg):
         assert main(["pull", WEIGHT_ID]) == 0
         snapshot = Path(constants.HF_HUB_CACHE) / f"models--keras-gated--{WEIGHT_ID}" / "snapshots" / commit
@@ -206,9 +211,7 @@ def test_published_shards_are_pulled_into_the_cache_and_load_offline(
 def test_several_bad_cached_shards_are_all_evicted_and_downloaded_again(
         sharded, hub, capsys):  # noqa: F811
     model, folder, _ = sharded
-    assert main(["publish", str(folder), "--repo-id", REPO]) == 0
-    commit = re.search(r"^commit: ([0-9a-f]{40})$", capsys.readouterr().out, re.M).group(1)
-    cfg = kg_zoo.pretrained_cfg_from_folder(folder, revision=commit)
+    cfg, commit = publish(folder, capsys)
     with pretrained_cfgs_overlay(cfg):
         assert main(["pull", WEIGHT_ID]) == 0
         for name in cfg.shards:  # every shard of the cached copy tampered with
@@ -224,8 +227,7 @@ def test_several_bad_cached_shards_are_all_evicted_and_downloaded_again(
 
 def test_a_sharded_hub_repo_loads_by_hf_reference(sharded, hub, capsys):  # noqa: F811
     model, folder, _ = sharded
-    assert main(["publish", str(folder), "--repo-id", REPO]) == 0
-    commit = re.search(r"^commit: ([0-9a-f]{40})$", capsys.readouterr().out, re.M).group(1)
+    _, commit = publish(folder, capsys)
     np.testing.assert_array_equal(predict(kg.GResNet(14, weights=f"hf://{REPO}@{commit}")),
                                   predict(model))
 
