@@ -208,7 +208,8 @@ def run_metrics(run: Path) -> dict:
 
 def release(run: Path, notes: str = "", zoo: Path = ROOT / "zoo",
             register_in: Path | None = None, readme: Path | None = None,
-            twins: Sequence[str] = (), caveat: str = "") -> Path:
+            twins: Sequence[str] = (), caveat: str = "",
+            max_shard_bytes: int = 45_000_000) -> Path:
     import shutil
 
     import keras
@@ -236,6 +237,7 @@ def release(run: Path, notes: str = "", zoo: Path = ROOT / "zoo",
         model, zoo / weight_id, weight_id=weight_id, metrics=metrics,
         recipe=metrics["recipe"], command=metrics["command"], dataset_note=metrics["dataset"],
         training_log=run / "log.csv", notes=notes, overwrite=True,
+        max_shard_bytes=max_shard_bytes,  # larger weights: Keras sharded weights, each pinned
     )
     # The number published is the one `keras-gated evaluate` reproduces from the folder.
     measured = evaluate(arch, str(folder), tag)["test_accuracy"]

@@ -53,6 +53,22 @@ def test_release_writes_a_zoo_folder_and_registers_it(tmp_path, tiny):
     assert data_file.name == f"{kg.GResNetFC.__module__.rsplit('.', 1)[-1]}.json"
 
 
+def test_a_release_over_the_shard_cap_is_sharded_evaluated_and_pinned_shard_by_shard(tmp_path, tiny):
+    """The path of a large net's release (G-WRN-28-10: 146 MB), on a tiny net with a tiny
+    cap: the folder holds an index and shards, `keras-gated evaluate` reads it (release
+    checks the card's number with it), and the registered config pins every shard."""
+    from keras_gated.pretrained.shards import SHARD_INDEX, shard_names
+
+    run = tiny.train("gresnetfc2")
+    zoo = release.release(run, zoo=tmp_path / "zoo", register_in=tiny.cfgs,
+                          max_shard_bytes=200_000)
+    shards = shard_names(zoo / SHARD_INDEX)
+    assert len(shards) >= 2 and not (zoo / "model.weights.h5").exists()
+    [registered] = release.registered_cfgs(tiny.cfgs)
+    assert registered.file_name == SHARD_INDEX
+    assert registered.shards == {name: kg.pretrained.sha256_of(zoo / name) for name in shards}
+
+
 def test_release_of_a_twin_compares_both_cards_and_rewrites_the_readme(tmp_path, tiny):
     from keras_gated.pretrained import listing as zoo_index
 
