@@ -3,7 +3,7 @@ throughput and peak memory of one model on one implementation, printed as JSON.
 
     KERAS_BACKEND=jax python -m benchmarks.measure --impl keras --model gresnet20
     python -m benchmarks.measure --impl keras --model gresnet20 --data cifar10
-    python -m benchmarks.measure --impl torch --model gresnet20 [--channels-last]
+    python -m benchmarks.measure --impl torch --model gresnet20 [--channels-last] [--torch-compile]
 
 On a machine with a GPU both run on it (Keras's JAX and torch backends find it themselves;
 the PyTorch peer moves to ``cuda``), the clocks stop only once the device has finished, and
@@ -134,6 +134,8 @@ def measure_torch(args) -> dict:
     net, chw = build_peer(args.model)
     memory_format = torch.channels_last if args.channels_last and len(chw) == 3 else torch.contiguous_format
     net = net.to(device=device, memory_format=memory_format)
+    if args.torch_compile:  # compiled on the first (untimed) warm-up steps
+        net = torch.compile(net)
     optimizer = torch.optim.SGD(net.parameters(), lr=0.01, momentum=0.9)
     half = {"mixed_bfloat16": torch.bfloat16, "mixed_float16": torch.float16}.get(args.precision)
     # float16 needs loss scaling, as Keras's mixed_float16 does; bfloat16 does not.
@@ -182,13 +184,16 @@ def measure_torch(args) -> dict:
         throughput = _timed(lambda: infer(big), 3)
     label = ("PyTorch peer" + (" (GPU)" if device == "cuda" else "")
              + (", channels_last" if memory_format is torch.channels_last else "")
-             + (f", {args.precision} autocast" if half is not None else ""))
+             + (f", {args.precision} autocast" if half is not None else "")
+             + (", torch.compile" if args.torch_compile else ""))
     return {"implementation": label, "backend": "torch", "train_img_s": args.batch * args.steps / train_s,
             "latency": _percentiles(latency), "infer_img_s": args.infer_batch / float(np.median(throughput)),
             "device": "gpu" if device == "cuda" else "cpu", "precision": args.precision,
             "peak_device_mb": torch.cuda.max_memory_allocated() / 2**20 if device == "cuda" else None,
             # The reference the other implementations are compared with.
-            "peer_reference": memory_format is torch.channels_last and half is None}
+            "peer_reference": (memory_format is torch.channels_last and half is None
+                               and not args.torch_compile),
+            "peer": True}
 
 
 def main(argv=None) -> int:
@@ -201,6 +206,7 @@ def main(argv=None) -> int:
     p.add_argument("--infer-batch", type=int, default=256)
     p.add_argument("--channels-last", action="store_true")
     p.add_argument("--jit-compile", default="auto", help="keras: auto, or True/False")
+    p.add_argument("--torch-compile", action="store_true", help="torch: the peer through torch.compile")
     p.add_argument("--precision", default="float32", choices=("float32", "mixed_bfloat16", "mixed_float16"))
     p.add_argument("--data", default="synthetic", choices=("synthetic", "cifar10"),
                    help="keras: in-memory random arrays, or the CIFAR-10 training pipeline")

@@ -14,8 +14,10 @@ the committed ``benchmarks/results/``, but a ``--quick`` smoke run writes to a s
 folder outside the checkout (``default_out``) unless ``--out`` names one.
 
 On a machine with an NVIDIA GPU every implementation runs on the GPU (the fraction of the
-CPU's FLOP limit is then left out), and ``--variants`` adds mixed precision
-(``mixed_bfloat16``, ``mixed_float16``) on each Keras backend and bf16 autocast for the peer.
+GPU's dense bf16 peak replaces the CPU's FLOP limit), and ``--variants`` adds mixed
+precision (``mixed_bfloat16``, ``mixed_float16``) on each Keras backend and the peer at its
+best: bf16 autocast and ``torch.compile``; every row is also compared with the fastest
+peer variant measured.
 """
 
 from __future__ import annotations
@@ -51,7 +53,11 @@ def implementations(backends: list[str], peer: bool, variants: bool = False, gpu
     if peer and importlib.util.find_spec("torch") is not None:
         impls += [{"impl": "torch", "channels_last": False}, {"impl": "torch", "channels_last": True}]
         if variants and gpu:
-            impls.append({"impl": "torch", "channels_last": True, "precision": "mixed_bfloat16"})
+            # The peer at its best: bf16 autocast, and torch.compile with and without it.
+            impls += [{"impl": "torch", "channels_last": True, "precision": "mixed_bfloat16"},
+                      {"impl": "torch", "channels_last": True, "compile": True},
+                      {"impl": "torch", "channels_last": True, "precision": "mixed_bfloat16",
+                       "compile": True}]
     return impls
 
 
@@ -63,6 +69,8 @@ def launch(model: str, impl: dict, args) -> dict:
         command.append("--channels-last")
     if impl.get("jit_compile"):
         command += ["--jit-compile", impl["jit_compile"]]
+    if impl.get("compile"):
+        command.append("--torch-compile")
     if impl.get("precision"):
         command += ["--precision", impl["precision"]]
     # What users get unless the implementation sets it: nothing inherited.
@@ -94,7 +102,22 @@ def training_flops_per_image(model: str, backend: str) -> float:
     return int(done.stdout.split()[-1]) * TRAIN_FLOPS_PER_MAC
 
 
-def summarise(model: str, runs: list[dict], peak_gflops: float | None, flops: float) -> list[dict]:
+# Dense bfloat16 tensor-core peaks (TFLOP/s, no sparsity) from NVIDIA's data sheets, by a
+# word of the name nvidia-smi reports; a GPU not listed gets no fraction.
+GPU_BF16_PEAK_TFLOPS = {"H200": 989.4, "H100 80GB HBM3": 989.4, "H100 PCIe": 756.0,
+                        "H100 NVL": 835.0, "A100": 312.0, "L4": 121.0}
+
+
+def gpu_bf16_peak_gflops(gpu: str | None) -> float | None:
+    """The dense bf16 peak of the GPU ``nvidia-smi`` names, in GFLOP/s (None: unknown)."""
+    for key, tflops in GPU_BF16_PEAK_TFLOPS.items():
+        if gpu and key in gpu:
+            return tflops * 1e3
+    return None
+
+
+def summarise(model: str, runs: list[dict], peak_gflops: float | None, flops: float,
+              gpu_peak_gflops: float | None = None) -> list[dict]:
     by_impl: dict[str, list[dict]] = {}
     for run in runs:
         by_impl.setdefault(run["implementation"], []).append(run)
@@ -111,31 +134,46 @@ def summarise(model: str, runs: list[dict], peak_gflops: float | None, flops: fl
             # The CPU's limit means nothing for a row measured on a GPU.
             "fraction_of_peak": (train["median"] * flops / 1e9 / peak_gflops
                                  if peak_gflops and group[0].get("device", "cpu") == "cpu" else None),
+            # On a GPU: the fraction of its dense bf16 tensor-core peak (the ceiling of
+            # mixed precision; float32 rows run on the slower TF32/FP32 units).
+            "fraction_of_gpu_bf16_peak": (train["median"] * flops / 1e9 / gpu_peak_gflops
+                                          if gpu_peak_gflops and group[0].get("device") == "gpu"
+                                          else None),
             "peak_device_mb": (statistics.median(r["peak_device_mb"] for r in group)
                                if all(r.get("peak_device_mb") for r in group) else None),
             "device": group[0].get("device", "cpu"),
             "peer_reference": bool(group[0].get("peer_reference")),
+            "peer": bool(group[0].get("peer")),
         })
     peer = next((r for r in rows if r["peer_reference"]), None)
+    best = max((r for r in rows if r["peer"]), key=lambda r: r["train_img_s"]["median"], default=None)
     for row in rows:
         row["vs_peer_channels_last"] = (row["train_img_s"]["median"] / peer["train_img_s"]["median"]
                                         if peer else None)
+        # Against the fastest peer variant measured (channels_last, autocast, compile).
+        row["vs_peer_best"] = (row["train_img_s"]["median"] / best["train_img_s"]["median"]
+                               if best else None)
+        row["peer_best"] = best["implementation"] if best else None
     return rows
 
 
 def markdown(rows: list[dict], header: str) -> str:
     lines = [header, "",
              "| model | implementation | train img/s, median (min–max) | vs PyTorch channels_last | "
-             "% of fp32 peak | batch-1 latency p50 / p90 (ms) | large-batch inference img/s | peak RSS (MB) |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+             "vs the best peer | % of peak (CPU fp32 / GPU bf16) | batch-1 latency p50 / p90 (ms) | "
+             "large-batch inference img/s | peak RSS (MB) |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for r in rows:
         t = r["train_img_s"]
         ratio = f"{r['vs_peer_channels_last']:.2f}" if r["vs_peer_channels_last"] else "–"
-        peak = f"{100 * r['fraction_of_peak']:.0f} %" if r["fraction_of_peak"] is not None else "–"
+        best = f"{r['vs_peer_best']:.2f}" if r.get("vs_peer_best") else "–"
+        fraction = r["fraction_of_peak"] if r["fraction_of_peak"] is not None else r.get(
+            "fraction_of_gpu_bf16_peak")
+        peak = f"{100 * fraction:.1f} %" if fraction is not None else "–"
         memory = f"{r['peak_rss_mb']:.0f}" + (f" (GPU: {r['peak_device_mb']:.0f})" if r["peak_device_mb"] else "")
         lines.append(
             f"| {r['model']} | {r['implementation']} | {t['median']:.0f} ({t['min']:.0f}–{t['max']:.0f}) | "
-            f"{ratio} | {peak} | {r['latency_p50_ms']:.1f} / "
+            f"{ratio} | {best} | {peak} | {r['latency_p50_ms']:.1f} / "
             f"{r['latency_p90_ms']:.1f} | {r['infer_img_s']:.0f} | {memory} |")
     return "\n".join(lines) + "\n"
 
@@ -212,7 +250,7 @@ def main(argv=None) -> int:
                 print(f"  {model} launch {index + 1}/{launches} {result['implementation']}: "
                       f"{result['train_img_s']:.0f} img/s", flush=True)
         flops = training_flops_per_image(model, backends[0] if backends else "jax")
-        all_rows += summarise(model, runs, peak.gflops, flops)
+        all_rows += summarise(model, runs, peak.gflops, flops, gpu_bf16_peak_gflops(gpu))
     command = "python -m benchmarks.run " + " ".join(argv if argv is not None else sys.argv[1:])
     where = f"one {gpu} GPU" if gpu else f"{peak.model}, {peak.cores} cores (fp32 limit: {peak.formula()})"
     header = (f"`{command.strip()}` on {where}; "

@@ -3,6 +3,7 @@ the same architectures as the keras-gated models they are compared with."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import subprocess
 import sys
@@ -83,6 +84,9 @@ def test_on_a_gpu_the_variants_are_mixed_precision_for_every_backend_and_the_pee
     assert precisions == {(b, p) for b in ("jax", "torch") for p in ("float32", "mixed_bfloat16", "mixed_float16")}
     peers = [i for i in gpu if i["impl"] == "torch"]
     assert any(p.get("precision") == "mixed_bfloat16" for p in peers)
+    # The peer at its best: torch.compile, in float32 and with bf16 autocast.
+    compiled = {p.get("precision", "float32") for p in peers if p.get("compile")}
+    assert compiled == {"float32", "mixed_bfloat16"}
     cpu = implementations(["tensorflow"], peer=False, variants=True, gpu=False)
     assert {i.get("precision") for i in cpu} == {None, "mixed_bfloat16"}  # the CPU trap, shown
 
@@ -106,6 +110,42 @@ def test_summary_compares_with_the_float32_channels_last_peer_and_leaves_out_cpu
     assert cpu_row[0]["fraction_of_peak"] == pytest.approx(100.0 / 150.0)
     table = markdown(rows, "header")
     assert "| – |" in table and "(GPU: 50)" in table
+
+
+def test_every_row_is_compared_with_the_best_peer_and_the_gpus_bf16_peak():
+    from benchmarks.run import gpu_bf16_peak_gflops, markdown, summarise
+
+    def run(name, img_s, **extra):
+        return {"implementation": name, "train_img_s": img_s, "latency": {"p50_ms": 1.0, "p90_ms": 2.0},
+                "infer_img_s": 10.0, "peak_rss_mb": 100.0, "peak_device_mb": 50.0, "device": "gpu",
+                **extra}
+
+    peak = gpu_bf16_peak_gflops("NVIDIA H100 80GB HBM3")
+    assert peak == 989.4e3 and gpu_bf16_peak_gflops("NVIDIA H200") == 989.4e3
+    assert gpu_bf16_peak_gflops("Some Other GPU") is None and gpu_bf16_peak_gflops(None) is None
+    rows = summarise("gwrn_28_10", [
+        run("PyTorch peer (GPU), channels_last", 200.0, peer=True, peer_reference=True),
+        run("PyTorch peer (GPU), channels_last, mixed_bfloat16 autocast, torch.compile", 400.0, peer=True),
+        run("keras-gated (jax, GPU, mixed_bfloat16)", 500.0)], 150.0, 1e12, peak)
+    by_name = {r["implementation"]: r for r in rows}
+    keras_row = by_name["keras-gated (jax, GPU, mixed_bfloat16)"]
+    assert keras_row["vs_peer_best"] == 1.25 and keras_row["vs_peer_channels_last"] == 2.5
+    assert keras_row["peer_best"].endswith("torch.compile")
+    assert keras_row["fraction_of_gpu_bf16_peak"] == pytest.approx(500.0 * 1e3 / 989.4e3)
+    assert "| 1.25 |" in markdown(rows, "header") and "50.5 %" in markdown(rows, "header")
+
+
+@pytest.mark.slow
+def test_the_compiled_peer_trains(tmp_path):
+    """``--torch-compile`` on this machine's CPU (inductor): the peer compiles and trains."""
+    pytest.importorskip("torch")
+    from benchmarks.measure import measure_torch
+
+    args = argparse.Namespace(model="gresnetfc2", batch=8, steps=2, latency_calls=2, infer_batch=8,
+                              channels_last=False, precision="float32", torch_compile=True)
+    result = measure_torch(args)
+    assert result["implementation"].endswith("torch.compile") and result["train_img_s"] > 0
+    assert result["peer"] and not result["peer_reference"]
 
 
 def test_gpu_name_asks_nvidia_smi_for_the_first_visible_gpu(monkeypatch):
