@@ -65,7 +65,8 @@ class TrainingPlan:
         forward_macs: multiply-accumulates of one forward pass, counted with
             ``keras_gated.flops.count_macs`` (tests check them).
         train_images: images per epoch.
-        strategy: the distribution strategy of the command.
+        strategy: the distribution strategy of the command (``dataparallel``: every GPU
+            of the host, on the JAX backend).
         model_kwargs: constructor arguments the recipe builds the model with.
         missing: what must exist before the command can run ("" when nothing).
     """
@@ -75,7 +76,7 @@ class TrainingPlan:
     expect: str
     forward_macs: int
     train_images: int = 50_000
-    strategy: str = "mirrored"
+    strategy: str = "dataparallel"
     model_kwargs: dict[str, Any] = field(default_factory=dict)
     missing: str = ""
 

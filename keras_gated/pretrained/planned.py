@@ -11,10 +11,13 @@ from keras_gated.pretrained.config import PretrainedCfg
 
 
 def training_command(cfg: PretrainedCfg) -> str:
-    """The ``training.train`` command that trains a planned config's weights."""
+    """The ``training.train`` command that trains a planned config's weights: on the JAX
+    backend (the TensorFlow-free path) for ``dataparallel``, the plans' default, on
+    TensorFlow for its ``tf.distribute`` strategies."""
     plan = cfg.plan
+    backend = "jax" if plan.strategy in ("dataparallel", "default") else "tensorflow"
     return (
-        f"KERAS_BACKEND=tensorflow python -m training.train --model {cfg.arch} "
+        f"KERAS_BACKEND={backend} python -m training.train --model {cfg.arch} "
         f"--dataset {cfg.tag} --recipe {plan.recipe} --epochs {plan.epochs} "
         f"--strategy {plan.strategy} --out runs/{cfg.weight_id}"
     )
