@@ -12,6 +12,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 PYTHON=${PYTHON:-python}
 bash experiments/tools/stop_queues.sh
 for figure in experiments.residual_gates.fig3_train_loss experiments.residual_gates.table7_fig \
+              experiments.residual_gates.table1_fig \
               experiments.highway.highway_fig1 experiments.compression.tradeoff; do
   "$PYTHON" -m "$figure" > /dev/null
 done

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from experiments.highway import highway_fig1
-from experiments.residual_gates import analysis_figures, fig3_train_loss, table7_fig
+from experiments.residual_gates import analysis_figures, fig3_train_loss, table1_fig, table7_fig
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -137,12 +137,35 @@ def test_rg_fig3_reads_the_four_families_by_depth_from_their_fingerprints(tmp_pa
 
 
 @pytest.mark.parametrize("module, name", [(table7_fig, "table7.json"), (highway_fig1, "highway_fig1.json"),
-                                          (fig3_train_loss, "rg_fig3_train_loss.json")])
+                                          (fig3_train_loss, "rg_fig3_train_loss.json"),
+                                          (table1_fig, "rg_table1_seeds.json")])
 def test_the_committed_figures_are_what_the_kept_records_give(module, name, tmp_path, monkeypatch):
     monkeypatch.chdir(ROOT)
     assert module.main(["--out", str(tmp_path)]) == 0
     assert (json.loads((tmp_path / name).read_text())
             == json.loads((ROOT / "docs" / "figures" / name).read_text()))
+
+
+def test_rg_table1_figure_has_each_cells_seeds_mean_and_the_papers_number(tmp_path):
+    def run(model, seed, accuracy):
+        folder = tmp_path / f"rgtable.{model}.e20.t1.s{seed}"
+        folder.mkdir()
+        (folder / "metrics.json").write_text(json.dumps({"test_accuracy": accuracy}))
+
+    for seed, accuracy in enumerate((0.88, 0.86, 0.87)):
+        run("gresnetfc50", seed, accuracy)
+    run("plainnet100", 0, 0.10)
+    (tmp_path / "rgtable.gresnetfc50.e20").mkdir()  # the first, two-thread run: not a seed
+    summary = table1_fig.summarise(tmp_path)
+    cell = summary["gresnetfc"]["50"]
+    assert cell["errors"] == {"0": 12.0, "1": 14.0, "2": 13.0} and cell["seeds"] == 3
+    assert cell["mean"] == pytest.approx(13.0) and cell["std"] == pytest.approx(1.0)
+    assert cell["paper"] == 1.48 and summary["plainnet"]["100"]["paper"] == 90.2
+    assert summary["plainnet"]["100"]["std"] is None and summary["resnetfc"]["2"]["mean"] is None
+    out = tmp_path / "out"
+    assert table1_fig.main(["--results", str(tmp_path), "--out", str(out)]) == 0
+    assert (out / "rg_table1_seeds.png").stat().st_size > 10_000
+    assert table1_fig.main(["--results", str(tmp_path / "empty"), "--out", str(out)]) == 1
 
 
 def test_highway_fig1_draws_the_papers_order_of_magnitude_at_100_layers():
