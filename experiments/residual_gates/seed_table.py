@@ -3,6 +3,8 @@ cell's test error and mean k over its seeded runs, and whether each gated-vs-ung
 clears the spread.
 
     python -m experiments.residual_gates.seed_table [--results DIR] [--json | --first-runs]
+    python -m experiments.residual_gates.seed_table --pair gplainnet resnetfc   # any two families
+    python -m experiments.residual_gates.seed_table --k      # Table 2: mean k over seeds
 
 A cell (family, depth d) collects the runs ``rgtable.<model><d>.e20.t1.s<seed>`` of
 ``seeds_queue.sh`` (one thread each) from ``results/``; the first, two-thread run of the
@@ -28,6 +30,7 @@ from experiments.tools.seeds import MIN_SEEDS, gap, gap_text, spread, spread_tex
 RESULTS = Path(__file__).resolve().parent / "results"
 DEPTHS = (2, 10, 20, 50, 100)
 PAIRS = (("gresnetfc", "resnetfc"), ("gplainnet", "plainnet"))  # (gated, ungated)
+FAMILIES = ("plainnet", "resnetfc", "gplainnet", "gresnetfc")
 
 
 def _error(folder: Path) -> float | None:
@@ -65,7 +68,7 @@ def table(results: Path = RESULTS) -> list[dict]:
     """Every depth's cells and their gated-vs-ungated comparisons."""
     rows = []
     for depth in DEPTHS:
-        cells = {model: cell(results, model, depth) for pair in PAIRS for model in pair}
+        cells = {model: cell(results, model, depth) for model in FAMILIES}
         rows.append({"depth": depth, "cells": cells,
                      "gaps": {gated: compare(cells[gated], cells[ungated])
                               for gated, ungated in PAIRS}})
@@ -89,6 +92,27 @@ def markdown(rows: list[dict]) -> str:
         lines.append(f"| {row['depth']} | " + " | ".join(
             [_cell_text(cells["gresnetfc"]), _cell_text(cells["resnetfc"]), _gap_text(gaps["gresnetfc"]),
              _cell_text(cells["gplainnet"]), _cell_text(cells["plainnet"]), _gap_text(gaps["gplainnet"])])
+            + " |")
+    return "\n".join(lines)
+
+
+def pair_markdown(rows: list[dict], first: str, second: str) -> str:
+    """Two families' cells at every depth and the gap of their mean errors (first −
+    second), e.g. Table 1's G-PlainNets against ResNets."""
+    lines = [f"| d | {first} | {second} | gap |", "| --- | --- | --- | --- |"]
+    for row in rows:
+        a, b = row["cells"][first], row["cells"][second]
+        lines.append(f"| {row['depth']} | {_cell_text(a)} | {_cell_text(b)} | "
+                     f"{_gap_text(compare(a, b))} |")
+    return "\n".join(lines)
+
+
+def k_markdown(rows: list[dict]) -> str:
+    """Table 2: the mean k at the last epoch of each gated cell, mean ± std over seeds."""
+    lines = ["| d | G-ResNet-FC mean k | G-PlainNet mean k |", "| --- | --- | --- |"]
+    for row in rows:
+        lines.append(f"| {row['depth']} | " + " | ".join(
+            spread_text(row["cells"][model]["mean_k"].values()) for model in ("gresnetfc", "gplainnet"))
             + " |")
     return "\n".join(lines)
 
@@ -125,9 +149,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true", help="every number, as JSON")
     parser.add_argument("--first-runs", action="store_true",
                         help="each cell's first (two-thread) run against its seed-0 re-run")
+    parser.add_argument("--pair", nargs=2, choices=FAMILIES, metavar="FAMILY",
+                        help="two families' cells and their gap (first minus second)")
+    parser.add_argument("--k", action="store_true", help="Table 2: mean k over seeds")
     args = parser.parse_args(argv)
     rows = table(args.results)
-    if args.first_runs:
+    if args.pair:
+        print(pair_markdown(rows, *args.pair))
+    elif args.k:
+        print(k_markdown(rows))
+    elif args.first_runs:
         print(first_run_markdown(first_run_differences(rows)))
     else:
         print(json.dumps(rows, indent=1, default=str) if args.json else markdown(rows))

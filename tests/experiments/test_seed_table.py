@@ -9,7 +9,9 @@ from experiments.residual_gates.seed_table import (
     compare,
     first_run_differences,
     first_run_markdown,
+    k_markdown,
     markdown,
+    pair_markdown,
     spread,
     table,
 )
@@ -64,3 +66,15 @@ def test_first_runs_are_set_against_their_seed_0_re_runs_where_both_train(tmp_pa
     found = first_run_differences(table(tmp_path))
     assert [(name, round(a, 6), round(b, 6)) for name, a, b in found] == [("resnetfc20", 12.0, 14.0)]
     assert "1 cells: median |difference| 2.00, largest 2.00 points" in first_run_markdown(found)
+
+
+def test_any_two_families_compare_and_table_2_gives_mean_k_over_seeds(tmp_path):
+    for seed, accuracy in enumerate((0.80, 0.81, 0.82)):
+        _run(tmp_path, f"rgtable.gplainnet20.e20.t1.s{seed}", accuracy, ks=(1.0, 1.0 + seed))
+        _run(tmp_path, f"rgtable.resnetfc20.e20.t1.s{seed}", accuracy + 0.05)
+    rows = table(tmp_path)
+    text = pair_markdown(rows, "gplainnet", "resnetfc")
+    assert "| 20 | 19.00 ± 1.00 (3) | 14.00 ± 1.00 (3) | +5.00, bound 1.63: clears the spread |" in text
+    assert "| 2 | — | — | — |" in text
+    # mean k per run: 1.0, 1.5, 2.0 -> 1.50 ± 0.50 over the three seeds
+    assert "| 20 | — | 1.50 ± 0.50 (3) |" in k_markdown(rows)
