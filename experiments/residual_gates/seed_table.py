@@ -5,6 +5,7 @@ clears the spread.
     python -m experiments.residual_gates.seed_table [--results DIR] [--json | --first-runs]
     python -m experiments.residual_gates.seed_table --pair gplainnet resnetfc   # any two families
     python -m experiments.residual_gates.seed_table --k      # Table 2: mean k over seeds
+    python -m experiments.residual_gates.seed_table --loss   # Fig. 3: last training loss
 
 A cell (family, depth d) collects the runs ``rgtable.<model><d>.e20.t1.s<seed>`` of
 ``seeds_queue.sh`` (one thread each) from ``results/``; the first, two-thread run of the
@@ -24,7 +25,7 @@ import re
 import sys
 from pathlib import Path
 
-from experiments.tools.records import mean_k, read_json
+from experiments.tools.records import loss, mean_k, read_json, rows
 from experiments.tools.seeds import MIN_SEEDS, gap, gap_text, spread, spread_text
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -44,7 +45,7 @@ def cell(results: Path, model: str, depth: int, epochs: int = 20) -> dict:
     """One cell: its seeded runs' test errors (%) and mean k, by seed, and the first run."""
     name = f"rgtable.{model}{depth}.e{epochs}"
     pattern = re.compile(re.escape(name) + r"\.t1\.s(\d+)$")
-    errors, ks = {}, {}
+    errors, ks, losses = {}, {}, {}
     for folder in sorted(results.glob(f"{name}.t1.s*")):
         match = pattern.match(folder.name)
         error = _error(folder) if match else None
@@ -55,8 +56,11 @@ def cell(results: Path, model: str, depth: int, epochs: int = 20) -> dict:
         k, _epoch = mean_k(folder)
         if k is not None:
             ks[seed] = k
+        logged = rows(folder / "log.csv")
+        if logged:
+            losses[seed] = loss(logged[-1])
     return {"model": model, "depth": depth, "runs": name + ".t1.s<seed>", "errors": errors,
-            "mean_k": ks, "first_run": _error(results / name)}
+            "mean_k": ks, "last_loss": losses, "first_run": _error(results / name)}
 
 
 def compare(gated: dict, ungated: dict) -> dict:
@@ -117,6 +121,21 @@ def k_markdown(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def loss_markdown(rows: list[dict]) -> str:
+    """Fig. 3: the last epoch's training loss of every cell, mean ± std over seeds, and the
+    gated-minus-ungated gap of each pair (whether it clears the spread)."""
+    lines = ["| d | G-ResNet-FC | ResNet-FC | gap | G-PlainNet | PlainNet | gap |",
+             "| --- | --- | --- | --- | --- | --- | --- |"]
+    for row in rows:
+        cells = row["cells"]
+        texts = []
+        for gated, ungated in PAIRS:
+            a, b = cells[gated]["last_loss"].values(), cells[ungated]["last_loss"].values()
+            texts += [spread_text(a, 3), spread_text(b, 3), gap_text(gap(a, b), 3)]
+        lines.append(f"| {row['depth']} | " + " | ".join(texts) + " |")
+    return "\n".join(lines)
+
+
 def first_run_differences(rows: list[dict], seed: int = 0) -> list[tuple[str, float, float]]:
     """(cell, first run's error, seed ``seed``'s error) of every cell that has both and
     trains (both errors under 50 %): how far one re-run of the same command lands."""
@@ -152,12 +171,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pair", nargs=2, choices=FAMILIES, metavar="FAMILY",
                         help="two families' cells and their gap (first minus second)")
     parser.add_argument("--k", action="store_true", help="Table 2: mean k over seeds")
+    parser.add_argument("--loss", action="store_true",
+                        help="Fig. 3: the last epoch's training loss over seeds")
     args = parser.parse_args(argv)
     rows = table(args.results)
     if args.pair:
         print(pair_markdown(rows, *args.pair))
     elif args.k:
         print(k_markdown(rows))
+    elif args.loss:
+        print(loss_markdown(rows))
     elif args.first_runs:
         print(first_run_markdown(first_run_differences(rows)))
     else:

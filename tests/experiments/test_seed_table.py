@@ -10,6 +10,7 @@ from experiments.residual_gates.seed_table import (
     first_run_differences,
     first_run_markdown,
     k_markdown,
+    loss_markdown,
     markdown,
     pair_markdown,
     spread,
@@ -78,3 +79,13 @@ def test_any_two_families_compare_and_table_2_gives_mean_k_over_seeds(tmp_path):
     assert "| 2 | — | — | — |" in text
     # mean k per run: 1.0, 1.5, 2.0 -> 1.50 ± 0.50 over the three seeds
     assert "| 20 | — | 1.50 ± 0.50 (3) |" in k_markdown(rows)
+
+
+def test_fig3_reads_each_seeds_last_training_loss(tmp_path):
+    for seed, last in enumerate((0.20, 0.22, 0.24)):
+        _run(tmp_path, f"rgtable.gresnetfc50.e20.t1.s{seed}", 0.9)
+        (tmp_path / f"rgtable.gresnetfc50.e20.t1.s{seed}" / "log.csv").write_text(
+            f"epoch,loss\n0,0.9\n1,{last}\n")
+    rows = table(tmp_path)
+    assert rows[3]["cells"]["gresnetfc"]["last_loss"] == {0: 0.20, 1: 0.22, 2: 0.24}
+    assert "| 50 | 0.220 ± 0.020 (3) | — | — |" in loss_markdown(rows)
