@@ -98,6 +98,7 @@ def save_sharded(
 def _nbytes(variable: Any) -> int:
     import math
 
+    import ml_dtypes  # noqa: F401  (a Keras dependency: numpy learns bfloat16 and float8)
     import numpy as np
 
     return math.prod(variable.shape) * np.dtype(variable.dtype).itemsize
