@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from keras_gated.pretrained.config import split_weight_id
+from keras_gated.pretrained.shards import MAX_SHARD_BYTES
 
 ROOT = Path(__file__).resolve().parents[1]
 CFGS_DIR = ROOT / "keras_gated" / "models"  # the families' data files
@@ -209,7 +210,7 @@ def run_metrics(run: Path) -> dict:
 def release(run: Path, notes: str = "", zoo: Path = ROOT / "zoo",
             register_in: Path | None = None, readme: Path | None = None,
             twins: Sequence[str] = (), caveat: str = "",
-            max_shard_bytes: int = 45_000_000) -> Path:
+            max_shard_bytes: int = MAX_SHARD_BYTES) -> Path:
     import shutil
 
     import keras

@@ -28,15 +28,16 @@ from pathlib import Path
 from typing import Any
 
 from keras_gated.files import write_text_atomic
+from keras_gated.pretrained.shards import FOLDER_WEIGHT_FILES
 
 LOCK_FILE = "run.lock"
 FINGERPRINT_FILE = "fingerprint.json"
 METRICS_FILE = "metrics.json"
 STATE_FILE = "run_state.json"
 BACKUP_POINTER = Path("backup") / "latest.json"
-# A zoo folder's own files: a folder holding them is a release, never a run folder (a
-# sharded release holds model.weights.json in place of model.weights.h5).
-RELEASE_MARKERS = ("config.json", "model.weights.h5", "README.md", METRICS_FILE)
+# A zoo folder's own files: a folder holding them and a weight file (model.weights.h5, or a
+# sharded release's model.weights.json) is a release, never a run folder.
+RELEASE_MARKERS = ("config.json", "README.md", METRICS_FILE)
 START_AGAIN = ("use a new --out, or rerun with --restart (the old run is moved aside to "
                "<out>.old-<timestamp> and kept whole)")
 
@@ -160,9 +161,8 @@ def check_not_in_zoo(out: Path) -> None:
     resolved = out.expanduser().resolve()
     inside = any(zoo is not None and (resolved == zoo.resolve() or zoo.resolve() in resolved.parents)
                  for zoo in zoos)
-    weights = (out / "model.weights.h5").is_file() or (out / "model.weights.json").is_file()
-    if inside or (weights and all((out / name).is_file() for name in RELEASE_MARKERS
-                                  if name != "model.weights.h5")):
+    if inside or (any((out / name).is_file() for name in FOLDER_WEIGHT_FILES)
+                  and all((out / name).is_file() for name in RELEASE_MARKERS)):
         raise RunFolderError(
             f"--out {out} is {'in the zoo' if inside else 'a released zoo folder'}, which only "
             "python -m training.release writes: give a run folder outside it (e.g. "

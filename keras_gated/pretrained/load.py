@@ -102,26 +102,28 @@ def _datasets(h5: h5py.File) -> list[tuple[str, h5py.Dataset]]:
 def head_classes(path: str | Path) -> int | None:
     """The number of classes of the ``predictions`` layer stored in a Keras 3 weight file
     (Keras records each layer's name on its ``vars`` group); None if it has no head."""
-    names = _layer_names(path)
-    for h5 in _h5_files(path):
-        for name, dataset in _datasets(h5):
-            if names.get(dataset.parent.name) == HEAD and name.endswith("vars/0"):
-                return int(dataset.shape[-1])
-    return None
-
-
-def _layer_names(path: str | Path) -> dict[str, str]:
-    """Each variable group's layer name (Keras records it on the ``vars`` group), over
-    every shard: Keras writes it only where a layer's group is first made, so a layer
-    whose variables continue in a later shard has its name in an earlier one."""
     names: dict[str, str] = {}
+    first_arrays: dict[str, tuple[int, ...]] = {}  # vars group -> shape of its array 0
+    for h5 in _h5_files(path):
+        names = _layer_names(h5, names)
+        first_arrays.update((dataset.parent.name, dataset.shape)
+                            for name, dataset in _datasets(h5) if name.endswith("vars/0"))
+    return next((int(shape[-1]) for group, shape in first_arrays.items()
+                 if names.get(group) == HEAD), None)
+
+
+def _layer_names(h5: h5py.File, known: dict[str, str] | None = None) -> dict[str, str]:
+    """Each variable group's layer name (Keras records it on the ``vars`` group) in one
+    file, ``known`` (an earlier shard's) first: Keras writes it only where a layer's group
+    is first made, so a layer whose variables continue in a later shard has its name in an
+    earlier one."""
+    names = dict(known or {})
 
     def visit(name: str, obj: object) -> None:
         if isinstance(obj, h5py.Group) and "name" in obj.attrs:
             names.setdefault(obj.name, str(obj.attrs["name"]))
 
-    for h5 in _h5_files(path):
-        h5.visititems(visit)
+    h5.visititems(visit)
     return names
 
 
@@ -139,12 +141,14 @@ def check_finite(path: str | Path, *, origin: str) -> None:
     naming the first such tensor, before any of it is loaded."""
     import numpy as np
 
+    names: dict[str, str] = {}
     for h5 in _h5_files(path):
+        names = _layer_names(h5, names)
         for name, dataset in _datasets(h5):
             if name.startswith("optimizer/") or dataset.dtype.kind not in "fc":
                 continue
             if not np.isfinite(dataset[()]).all():
-                layer = _layer_names(path).get(dataset.parent.name)
+                layer = names.get(dataset.parent.name)
                 where = f"{name} (layer {layer!r})" if layer else name
                 raise WeightsFileError(
                     f"{the_weights(origin, capital=True)} hold NaN or infinite values in "

@@ -19,6 +19,9 @@ from pathlib import Path
 from typing import Any
 
 SHARD_INDEX = "model.weights.json"
+# The weight file of a save or zoo folder: one ``model.weights.h5`` (Keras's name), or a
+# shard index in its place.
+FOLDER_WEIGHT_FILES = ("model.weights.h5", SHARD_INDEX)
 SHARD_PATTERN = "model_{:05d}.weights.h5"  # Keras's own names, from the index's stem
 MAX_SHARD_BYTES = 45_000_000  # each shard file at most this size (45 MB)
 

@@ -51,7 +51,7 @@ from keras_gated.pretrained.config import (
     PlannedWeightsError,
     PretrainedCfg,
 )
-from keras_gated.pretrained.shards import SHARD_INDEX, shard_names
+from keras_gated.pretrained.shards import FOLDER_WEIGHT_FILES, SHARD_INDEX, shard_names
 from keras_gated.registry.weights import find_pretrained_cfg, tags_for
 
 ZOO_ENV = "KERAS_GATED_ZOO"
@@ -104,10 +104,7 @@ def local_weights_file(weights: str) -> Path | None:
     (``.weights.json``), or a save folder holding either."""
     path = Path(os.path.expanduser(weights))
     if path.is_dir():
-        for name in (WEIGHTS_FILE, SHARD_INDEX):
-            if (path / name).is_file():
-                return path / name
-        return None
+        return next((path / name for name in FOLDER_WEIGHT_FILES if (path / name).is_file()), None)
     if path.is_file() and path.name.endswith((".weights.h5", ".weights.json")):
         return path
     return None
@@ -523,7 +520,7 @@ def companion_file(
     Hub repo and revision the weights come from (``hub_source``; a cache snapshot's own
     commit wins), the cache first, nothing downloaded offline. None if there is none
     (e.g. a plain ``.weights.h5`` file)."""
-    if path.name in (WEIGHTS_FILE, SHARD_INDEX) and (path.parent / file_name).is_file():
+    if path.name in FOLDER_WEIGHT_FILES and (path.parent / file_name).is_file():
         return path.parent / file_name
     source = hub_source
     if source is None:
