@@ -91,14 +91,14 @@ def export(model: keras.Model, path: str | os.PathLike, format: str, *, verbose:
             f"{format} export runs on the {' or '.join(BACKENDS[format])} backend, not {backend}: "
             f"set KERAS_BACKEND={BACKENDS[format][0]}."
         )
+    path = Path(path)
+    if path.exists():
+        raise FileExistsError(f"{path} exists already: choose a new path for the export.")
     check_onnx_converter(model, format)
     if backend == "tensorflow" or format == "savedmodel":  # SavedModel: jax2tf on JAX
         from keras_gated.tensorflow_cpu import import_tensorflow
 
         import_tensorflow(f"Export to {format} on the {backend} backend")
-    path = Path(path)
-    if path.exists():
-        raise FileExistsError(f"{path} exists already: choose a new path for the export.")
     prepared_for_export(model).export(str(path), format=FORMATS[format], verbose=verbose)
     return path
 

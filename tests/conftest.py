@@ -1,8 +1,17 @@
 """Shared test set-up: quiet TF logs, fixed seeds, and helpers used across the suite."""
 
 import os
+import tempfile
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+# On JAX, Keras draws each initial weight with a random kernel compiled once per weight
+# shape, so building GResNet20 in a fresh process spends ~10 s compiling. A compilation
+# cache shared by the test workers and the processes they start (every compilation kept,
+# however quick) builds the same shapes again from disk (~1 s).
+os.environ.setdefault("JAX_COMPILATION_CACHE_DIR",
+                      os.path.join(tempfile.gettempdir(), "keras-gated-tests-jax-cache"))
+os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0")
+os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES", "0")
 
 # The suite runs what users get: keras-gated imported first sets its CPU defaults
 # (oneDNN on TensorFlow) before Keras imports the backend.

@@ -5,6 +5,8 @@ torchvision-style ``fc.bias`` in an fbresnet dict, a pickled ``.pth`` (without t
 
 from __future__ import annotations
 
+import contextlib
+import io
 import subprocess
 import sys
 from pathlib import Path
@@ -32,11 +34,16 @@ def fbresnet_source(arch: str = "preactresnet20") -> dict[str, np.ndarray]:
 
 
 def run_convert(source: Path, out: Path) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "keras_gated.cli", "convert", "preactresnet20", str(source),
-         "--from", "fbresnet", "--out", str(out)],
-        capture_output=True, text=True, timeout=300, cwd=ROOT,
-    )
+    """``keras-gated convert`` of ``source`` in this process (the command's own ``main``,
+    its exit code and both streams, as a launch would give them)."""
+    from keras_gated.cli import main
+
+    argv = ["convert", "preactresnet20", str(source), "--from", "fbresnet", "--out", str(out)]
+    stdout, stderr = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+        code = main(argv)
+    return subprocess.CompletedProcess(["keras-gated", *argv], code, stdout.getvalue(),
+                                       stderr.getvalue())
 
 
 def assert_refused(result: subprocess.CompletedProcess, out: Path, *words: str) -> None:
