@@ -18,6 +18,9 @@
 #      b_T = -2) and the plain net with the pick of a -> hwfig1s.<family>50.s<seed>.e10;
 #      compare the best training loss (log.csv) and test accuracy (metrics.json) as
 #      mean +- std over seeds. Sections a and b: about 1 CPU-hour in all.
+#   a100. the plain 100-layer net searched as in a (hwfig1s.plainnet100.<act>.lr<lr>.val10,
+#      its pick in results/hwfig1s.plainnet100.search.json): row 25 at d = 100, where the
+#      tanh runs at lr 0.01 and 0.03 stayed at chance. About 1.5 CPU-hours.
 #   c. "about 1 order of magnitude better" (row 27): highwayfc10 (b_T = -2, lr 0.03) and
 #      highwayfc100 (b_T = -4, lr 0.01) for 100 epochs, seed 0 -> hwfig1s.highwayfc<d>.e100.
 #      highwayfc100 is the long one: 3 to 10 CPU-hours (its 10-epoch runs took 940 to
@@ -32,16 +35,17 @@ PLAIN="--model-arg units=71 --model-arg batch_norm=False --model-arg kernel_init
 
 note "highway seeds queue: one thread per run (XLA_FLAGS=$XLA_FLAGS), nice 19, seeds $SEEDS"
 
-# plain_pick: "act lr" of the best plain-50 search run, or nothing while one is unfinished.
+# plain_pick DEPTH: "act lr" of the best plain-DEPTH search run (written to
+# results/hwfig1s.plainnet<DEPTH>.search.json), or nothing while one is unfinished.
 plain_pick() {
-  "$PYTHON" - "$RESULTS" "$ACTIVATIONS" $LRS <<'EOF'
+  "$PYTHON" - "$RESULTS" "$1" "$ACTIVATIONS" $LRS <<'EOF'
 import json, sys
 from pathlib import Path
-results, acts, lrs = Path(sys.argv[1]), sys.argv[2].split(), sys.argv[3:]
+results, depth, acts, lrs = Path(sys.argv[1]), sys.argv[2], sys.argv[3].split(), sys.argv[4:]
 runs = {}
 for act in acts:
     for lr in lrs:
-        folder = results / f"hwfig1s.plainnet50.{act}.lr{lr}.val10"
+        folder = results / f"hwfig1s.plainnet{depth}.{act}.lr{lr}.val10"
         status = folder / "status.json"
         if not status.is_file():
             sys.exit(0)  # unfinished
@@ -52,25 +56,33 @@ finite = {k: v for k, v in runs.items() if v is not None}
 if not finite:
     sys.exit(0)
 best = max(finite, key=lambda k: (finite[k], -float(k.split()[1])))
-(results / "hwfig1s.plainnet50.search.json").write_text(json.dumps(
+(results / f"hwfig1s.plainnet{depth}.search.json").write_text(json.dumps(
     {"best": {"activation": best.split()[0], "lr": float(best.split()[1])},
      "by": "final-epoch val_accuracy", "runs": runs}, indent=2) + "\n")
 print(best)
 EOF
 }
 
-seeds_pass() {
-  # a. The plain net's own search.
+# search_plain DEPTH: the plain DEPTH-layer net's own search (activation x lr, 10 epochs,
+# the last tenth of the training split held out).
+search_plain() {
+  local depth=$1 act lr
   for act in $ACTIVATIONS; do
     for lr in $LRS; do
       # shellcheck disable=SC2086
-      run "hwfig1s.plainnet50.$act.lr$lr.val10" --model plainnet50 --recipe highway_mnist_fc \
-        --epochs 10 $PLAIN --model-arg "activation=$act" --validation-split 0.1 --lr "$lr"
+      run "hwfig1s.plainnet$depth.$act.lr$lr.val10" --model "plainnet$depth" \
+        --recipe highway_mnist_fc --epochs 10 $PLAIN --model-arg "activation=$act" \
+        --validation-split 0.1 --lr "$lr"
     done
   done
+}
+
+seeds_pass() {
+  # a. The plain net's own search.
+  search_plain 50
   # b. 3 seeds of each family's pick.
   local pick act lr
-  pick=$(plain_pick)
+  pick=$(plain_pick 50)
   for seed in $SEEDS; do
     run "hwfig1s.highwayfc50.s$seed.e10" --model highwayfc50 --recipe highway_mnist_fc \
       --epochs 10 --lr 0.03 --model-arg transform_bias=-2 \
@@ -84,6 +96,9 @@ seeds_pass() {
       note "skip hwfig1s.plainnet50.s$seed.e10: the plain search is unfinished"
     fi
   done
+  # a100. The plain 100-layer net's own search; its pick is written for the claims table.
+  search_plain 100
+  plain_pick 100 > /dev/null
   # c. The 10- and 100-layer highway nets at 100 epochs.
   run hwfig1s.highwayfc10.e100 --model highwayfc10 --recipe highway_mnist_fc --epochs 100 \
     --lr 0.03 --model-arg transform_bias=-2 --model-arg kernel_initializer=he_normal \

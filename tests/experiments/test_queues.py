@@ -286,3 +286,33 @@ def test_stop_queues_stops_this_checkouts_queues_and_runs_and_no_others(tmp_path
     finally:
         for process in started:
             process.kill()
+
+
+HIGHWAY_SEEDS = ROOT / "experiments" / "highway" / "seeds_queue.sh"
+# Each run "trains" to a held-out accuracy read from its name: the plain nets pick tanh at
+# lr 0.003 at d = 50 and ReLU at lr 0.01 at d = 100.
+PICKS = r"""out=""; prev=""; for a in "$@"; do [ "$prev" = --out ] && out=$a; prev=$a; done
+mkdir -p "$out"; acc=0.5
+case "$out" in *plainnet50.tanh.lr0.003.val10|*plainnet100.relu.lr0.01.val10) acc=0.8;; esac
+echo "{\"val_accuracy\": $acc}" > "$out/metrics.json"; exit 0"""
+
+
+def test_the_highway_seeds_queue_searches_the_plain_net_at_50_and_100_layers_before_section_c(tmp_path):
+    calls = _queue(tmp_path, HIGHWAY_SEEDS, body=PICKS, SEEDS="0 1 2")
+    outs = _outs(calls)
+    search = lambda depth: [f"hwfig1s.plainnet{depth}.{act}.lr{lr}.val10" for act, lr in PAIRS]
+    seeds = [f"hwfig1s.{family}50.s{seed}.e10" for seed in (0, 1, 2)
+             for family in ("highwayfc", "plainnet")]
+    assert outs == (search(50) + seeds + search(100)
+                    + ["hwfig1s.highwayfc10.e100", "hwfig1s.highwayfc100.e100"])
+    # Each plain search is the 100- or 50-layer plain net, 71 units without BN, a tenth held out.
+    for call in calls[:8] + calls[14:22]:
+        assert "--validation-split 0.1" in call and "--model-arg units=71" in call
+    assert all("--model plainnet100 " in c for c in calls[14:22])
+    # The seeded plain runs use the 50-layer pick; each pick is written for the claims table.
+    assert "--lr 0.003" in calls[9] and "activation=tanh" in calls[9]
+    results = tmp_path / "results"
+    for depth, best in ((50, {"activation": "tanh", "lr": 0.003}),
+                        (100, {"activation": "relu", "lr": 0.01})):
+        picked = json.loads((results / f"hwfig1s.plainnet{depth}.search.json").read_text())
+        assert picked["best"] == best and len(picked["runs"]) == 8
