@@ -1,0 +1,142 @@
+"""Residual Gates Fig. 5 at d = 100 with seeds (Savarese & Figueiredo 2017, §3.1.2): how
+much of its accuracy a G-ResNet-FC-100 and its ungated twin keep when blocks are removed
+after training, over seeded pairs of 100-epoch runs.
+
+    python -m experiments.residual_gates.fig5_seeds [--results DIR] [--json]
+
+A seed's pair is ``fig5.d100.e100.s<seed>/analysis.json`` (``keras-gated analyze
+gresnetfc100 --twin resnetfc100``, written by ``seeds_queue.sh``: 2,000 test images, three
+random removal orders shared by both nets). For N removed blocks (20, 25, 30 of 50) it
+reads each net's accuracy left, relative to its own full accuracy, as the paper does
+("a relative decrease of 8 %"):
+
+    kept(N) = acc(N) / acc(0),  acc(N) the mean over the random orders,
+
+and, for the gated net, the same in the order of the learned k (lowest |g(k)| first, the
+paper's "greedy"). Each number is then a mean ± std over seeds, and two arms' gap clears
+the spread as ``experiments.tools.seeds`` says (3 seeds a side, over twice its standard
+error): gated against ungated under random removal (the paper: the G-ResNet keeps far more)
+and greedy against random for the gated net (the paper: very little difference).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from pathlib import Path
+
+from experiments.tools.records import read_json
+from experiments.tools.seeds import gap, gap_text, spread
+
+RESULTS = Path(__file__).resolve().parent / "results"
+REMOVED = (20, 25, 30)
+GATED, UNGATED = "gresnetfc100", "resnetfc100"
+
+
+def _at(curve: dict, removed: int) -> float:
+    return float(curve["accuracy"][curve["removed"].index(removed)])
+
+
+def pair(analysis: dict) -> dict:
+    """One seed's numbers: full accuracies and kept fractions (%) at each N removed."""
+    curves = analysis["removal_curves"]
+    gated_full, ungated_full = float(analysis["accuracy"]), float(analysis["twin"]["accuracy"])
+    found = {"accuracy": {GATED: 100.0 * gated_full, UNGATED: 100.0 * ungated_full},
+             "kept": {}}
+    for removed in REMOVED:
+        found["kept"][removed] = {
+            "gated random": 100.0 * _at(curves[f"{GATED}, random"], removed) / gated_full,
+            "ungated random": 100.0 * _at(curves[f"{UNGATED}, random"], removed) / ungated_full,
+            "gated lowest k": 100.0 * _at(curves[f"{GATED}, lowest |g(k)| first"], removed)
+            / gated_full,
+        }
+    return found
+
+
+def seeds(results: Path, epochs: int = 100) -> dict[int, dict]:
+    """Every analysed seed's numbers, by seed."""
+    pattern = re.compile(rf"fig5\.d100\.e{epochs}\.s(\d+)$")
+    found = {}
+    for folder in sorted(results.glob(f"fig5.d100.e{epochs}.s*")):
+        match = pattern.match(folder.name)
+        if match and (folder / "analysis.json").is_file():
+            found[int(match.group(1))] = pair(read_json(folder / "analysis.json"))
+    return found
+
+
+def test_accuracy(results: Path, model: str, seed: int, epochs: int = 100) -> float | None:
+    """The run's own test accuracy (%) on the full test split (its metrics.json)."""
+    metrics = results / f"fig5.{model}.e{epochs}.s{seed}" / "metrics.json"
+    return 100.0 * float(read_json(metrics)["test_accuracy"]) if metrics.is_file() else None
+
+
+def summary(results: Path, epochs: int = 100) -> dict:
+    by_seed = seeds(results, epochs)
+    values = lambda removed, arm: [s["kept"][removed][arm] for s in by_seed.values()]  # noqa: E731
+    tests = {model: [a for seed in by_seed if (a := test_accuracy(results, model, seed, epochs))
+                     is not None] for model in (GATED, UNGATED)}
+    out = {"seeds": sorted(by_seed), "epochs": epochs, "by_seed": by_seed,
+           "test_accuracy": {m: dict(zip(("mean", "std", "n"), spread(v))) for m, v in tests.items()},
+           "removed": {}}
+    for removed in REMOVED:
+        arms = {arm: dict(zip(("mean", "std", "n"), spread(values(removed, arm))))
+                for arm in ("gated random", "ungated random", "gated lowest k")}
+        out["removed"][removed] = {
+            **arms,
+            "gated vs ungated (random)": gap(values(removed, "gated random"),
+                                             values(removed, "ungated random")),
+            "lowest k vs random (gated)": gap(values(removed, "gated lowest k"),
+                                              values(removed, "gated random")),
+        }
+    return out
+
+
+def table(results: Path, epochs: int = 100) -> str:
+    found = summary(results, epochs)
+    text = lambda arm: _spread_text(arm, 1)  # noqa: E731
+    tests = found["test_accuracy"]
+    lines = [f"Fig. 5 at d = 100, {epochs} epochs, seeds {found['seeds']}: test accuracy "
+             f"G-ResNet-FC-100 {_spread_text(tests[GATED])} %, ResNet-FC-100 "
+             f"{_spread_text(tests[UNGATED])} %; accuracy kept (% of each net's own, 2,000 test "
+             "images) after N blocks of 50 are removed:",
+             "",
+             "| N | gated, random | ungated, random | gated − ungated | gated, lowest k first "
+             "| lowest k − random |",
+             "|---|---|---|---|---|---|"]
+    for removed, row in found["removed"].items():
+        lines.append(
+            f"| {removed} | {text(row['gated random'])} | {text(row['ungated random'])} "
+            f"| {gap_text(row['gated vs ungated (random)'], 1)} | {text(row['gated lowest k'])} "
+            f"| {gap_text(row['lowest k vs random (gated)'], 1)} |")
+    return "\n".join(lines)
+
+
+def _spread_text(arm: dict, digits: int = 2) -> str:
+    """``mean ± std (n)`` of a summary's arm, as ``spread_text`` prints values."""
+    if arm["mean"] is None:
+        return "—"
+    std = f" ± {arm['std']:.{digits}f}" if arm["std"] is not None else ""
+    return f"{arm['mean']:.{digits}f}{std} ({arm['n']})"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--results", type=Path, default=RESULTS)
+    parser.add_argument("--epochs", type=int, default=100)
+    parser.add_argument("--json", action="store_true", help="print the numbers as JSON")
+    args = parser.parse_args(argv)
+    if not seeds(args.results, args.epochs):
+        print(f"no fig5.d100.e{args.epochs}.s<seed>/analysis.json in {args.results}",
+              file=sys.stderr)
+        return 1
+    if args.json:
+        print(json.dumps(summary(args.results, args.epochs), indent=2))
+    else:
+        print(table(args.results, args.epochs))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,71 @@
+"""experiments/residual_gates/fig5_seeds.py: each net's accuracy kept after N random
+removals (relative to its own full accuracy), the learned-k order beside it, over seeds,
+and whether the gaps clear the spread."""
+
+import json
+import math
+
+from experiments.residual_gates.fig5_seeds import main, pair, summary, table
+
+
+def _curve(full: float, at: dict[int, float]) -> dict:
+    removed = list(range(51))
+    return {"removed": removed, "accuracy": [at.get(n, full) for n in removed]}
+
+
+def _analysis(gated: float, ungated: float, gated_random: dict, ungated_random: dict,
+              lowest: dict) -> dict:
+    return {
+        "model": "gresnetfc100", "accuracy": gated,
+        "twin": {"model": "resnetfc100", "accuracy": ungated},
+        "removal_curves": {
+            "gresnetfc100, lowest |g(k)| first": _curve(gated, lowest),
+            "gresnetfc100, random": _curve(gated, gated_random),
+            "gresnetfc100, by position": _curve(gated, {}),
+            "resnetfc100, random": _curve(ungated, ungated_random),
+        },
+    }
+
+
+def _write(results, seed, analysis, tests=(0.79, 0.88)):
+    folder = results / f"fig5.d100.e100.s{seed}"
+    folder.mkdir(parents=True)
+    (folder / "analysis.json").write_text(json.dumps(analysis))
+    for model, accuracy in zip(("gresnetfc100", "resnetfc100"), tests):
+        run = results / f"fig5.{model}.e100.s{seed}"
+        run.mkdir()
+        (run / "metrics.json").write_text(json.dumps({"test_accuracy": accuracy}))
+
+
+def test_a_pair_reads_the_accuracy_kept_relative_to_each_nets_own():
+    found = pair(_analysis(0.8, 0.9, {30: 0.72}, {30: 0.45}, {30: 0.8}))
+    assert math.isclose(found["kept"][30]["gated random"], 90.0)
+    assert math.isclose(found["kept"][30]["ungated random"], 50.0)
+    assert math.isclose(found["kept"][30]["gated lowest k"], 100.0)
+    assert math.isclose(found["kept"][20]["gated random"], 100.0)  # nothing lost at N = 20 here
+    assert found["accuracy"] == {"gresnetfc100": 80.0, "resnetfc100": 90.0}
+
+
+def test_three_seeds_give_means_spreads_and_verdicts(tmp_path):
+    for seed, (g, u) in enumerate([(0.72, 0.45), (0.71, 0.46), (0.73, 0.47)]):
+        _write(tmp_path, seed, _analysis(0.8, 0.9, {30: g}, {30: u}, {30: 0.72 + seed / 1000}))
+    (tmp_path / "fig5.d100.e100.s7").mkdir()  # an unanalysed seed is left out
+    found = summary(tmp_path)
+    assert found["seeds"] == [0, 1, 2]
+    at30 = found["removed"][30]
+    assert math.isclose(at30["gated random"]["mean"], 90.0) and at30["gated random"]["n"] == 3
+    assert math.isclose(at30["ungated random"]["mean"], 460 / 9)
+    assert at30["gated vs ungated (random)"]["verdict"] == "clears the spread"
+    # Lowest k first keeps 90.0, 90.125, 90.25 % against random's 90.0, 88.75, 91.25 %.
+    assert at30["lowest k vs random (gated)"]["verdict"] == "within the spread"
+    assert math.isclose(found["test_accuracy"]["gresnetfc100"]["mean"], 79.0)
+    text = table(tmp_path)
+    assert "| 30 | 90.0 ± 1.2 (3) | 51.1 ± 1.1 (3) | +38.9, bound 1.9: clears the spread |" in text
+
+
+def test_fewer_than_three_seeds_say_so_and_no_seed_is_an_error(tmp_path, capsys):
+    assert main(["--results", str(tmp_path)]) == 1
+    assert "no fig5.d100.e100.s<seed>/analysis.json" in capsys.readouterr().err
+    _write(tmp_path, 0, _analysis(0.8, 0.9, {30: 0.72}, {30: 0.45}, {30: 0.8}))
+    assert main(["--results", str(tmp_path)]) == 0
+    assert "too few seeds" in capsys.readouterr().out
