@@ -11,12 +11,30 @@ import pytest
 
 import keras_gated as kg
 from keras_gated.pretrained import get_pretrained_cfg, list_pretrained, tags_for
+from keras_gated.registry import get_model_entry
 from tests.helpers import to_numpy
-from tests.models.test_families import registered_models
 
-# Every registered name; entries the registry marks slow (ImageNet size, 110+ layers,
-# WRN-16-8 and wider, the 50- and 100-layer FC nets) run with `-m slow`.
-MODELS = registered_models()
+
+
+def one_per_constructor_first(names: list[str], *, quick_only: bool = True) -> list:
+    """``names`` with the first of each constructor (the first quick one with
+    ``quick_only``) in the default run and the others under ``-m slow``: the timm methods
+    come from the builder a constructor shares with all its sizes, so one size covers
+    them; the others run with the slow tests."""
+    seen, params = set(), []
+    for name in names:
+        entry = get_model_entry(name)
+        first = entry.constructor not in seen and not (quick_only and entry.slow)
+        if first:
+            seen.add(entry.constructor)
+        params.append(name if first else pytest.param(name, marks=pytest.mark.slow))
+    return params
+
+
+# Every registered name: one per constructor in the default run, the others (and the
+# entries the registry marks slow: ImageNet size, 110+ layers, WRN-16-8 and wider, the 50-
+# and 100-layer FC nets) with `-m slow`.
+MODELS = one_per_constructor_first(kg.list_models())
 
 
 def _pixels(model, batch: int = 2, seed: int = 0) -> np.ndarray:
@@ -81,7 +99,8 @@ def test_features_only_out_indices():
     assert backbone.pretrained_cfg is None
 
 
-RELEASED_ARCHS = sorted({weight_id.split(".")[0] for weight_id in list_pretrained()})
+RELEASED_ARCHS = one_per_constructor_first(
+    sorted({weight_id.split(".")[0] for weight_id in list_pretrained()}), quick_only=False)
 
 
 @pytest.mark.parametrize("arch", RELEASED_ARCHS)
