@@ -17,6 +17,11 @@ paper's "greedy"). Each number is then a mean ± std over seeds, and two arms' g
 the spread as ``experiments.tools.seeds`` says (3 seeds a side, over twice its standard
 error): gated against ungated under random removal (the paper: the G-ResNet keeps far more)
 and greedy against random for the gated net (the paper: very little difference).
+
+The same pairs answer two neighbours of Fig. 5: Fig. 4's k per block (the mean learned k
+over blocks 1–17, 18–34 and 35–50, and over the last five, from ``gate_values``: the paper
+sees k fall, then rise towards the end) and Fig. 3's training losses at d = 100 (each run's
+last-epoch training loss, ``log.csv``).
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ import re
 import sys
 from pathlib import Path
 
-from experiments.tools.records import read_json
+from experiments.tools.records import loss, read_json, rows
 from experiments.tools.seeds import gap, gap_text, spread
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -55,6 +60,17 @@ def pair(analysis: dict) -> dict:
     return found
 
 
+THIRDS = {"blocks 1-17": range(1, 18), "blocks 18-34": range(18, 35),
+          "blocks 35-50": range(35, 51), "last five": range(46, 51)}
+
+
+def k_by_part(analysis: dict) -> dict[str, float]:
+    """The gated net's mean learned k over each part of its 50 blocks (Fig. 4)."""
+    ks = analysis["gate_values"]
+    return {part: sum(float(ks[f"block{i}"]) for i in blocks) / len(blocks)
+            for part, blocks in THIRDS.items()}
+
+
 def seeds(results: Path, epochs: int = 100) -> dict[int, dict]:
     """Every analysed seed's numbers, by seed."""
     pattern = re.compile(rf"fig5\.d100\.e{epochs}\.s(\d+)$")
@@ -62,7 +78,8 @@ def seeds(results: Path, epochs: int = 100) -> dict[int, dict]:
     for folder in sorted(results.glob(f"fig5.d100.e{epochs}.s*")):
         match = pattern.match(folder.name)
         if match and (folder / "analysis.json").is_file():
-            found[int(match.group(1))] = pair(read_json(folder / "analysis.json"))
+            analysis = read_json(folder / "analysis.json")
+            found[int(match.group(1))] = {**pair(analysis), "k": k_by_part(analysis)}
     return found
 
 
@@ -72,6 +89,12 @@ def test_accuracy(results: Path, model: str, seed: int, epochs: int = 100) -> fl
     return 100.0 * float(read_json(metrics)["test_accuracy"]) if metrics.is_file() else None
 
 
+def last_loss(results: Path, model: str, seed: int, epochs: int = 100) -> float | None:
+    """The run's training loss at its last logged epoch (its log.csv)."""
+    logged = rows(results / f"fig5.{model}.e{epochs}.s{seed}" / "log.csv")
+    return loss(logged[-1]) if logged else None
+
+
 def summary(results: Path, epochs: int = 100) -> dict:
     by_seed = seeds(results, epochs)
     values = lambda removed, arm: [s["kept"][removed][arm] for s in by_seed.values()]  # noqa: E731
@@ -79,7 +102,13 @@ def summary(results: Path, epochs: int = 100) -> dict:
                      is not None] for model in (GATED, UNGATED)}
     out = {"seeds": sorted(by_seed), "epochs": epochs, "by_seed": by_seed,
            "test_accuracy": {m: dict(zip(("mean", "std", "n"), spread(v))) for m, v in tests.items()},
+           "k": {part: dict(zip(("mean", "std", "n"), spread(s["k"][part] for s in by_seed.values())))
+                 for part in THIRDS},
            "removed": {}}
+    losses = {model: [v for seed in by_seed if (v := last_loss(results, model, seed, epochs))
+                      is not None] for model in (GATED, UNGATED)}
+    out["last_loss"] = {m: dict(zip(("mean", "std", "n"), spread(v))) for m, v in losses.items()}
+    out["last_loss"]["gated vs ungated"] = gap(losses[GATED], losses[UNGATED])
     for removed in REMOVED:
         arms = {arm: dict(zip(("mean", "std", "n"), spread(values(removed, arm))))
                 for arm in ("gated random", "ungated random", "gated lowest k")}
@@ -110,6 +139,12 @@ def table(results: Path, epochs: int = 100) -> str:
             f"| {removed} | {text(row['gated random'])} | {text(row['ungated random'])} "
             f"| {gap_text(row['gated vs ungated (random)'], 1)} | {text(row['gated lowest k'])} "
             f"| {gap_text(row['lowest k vs random (gated)'], 1)} |")
+    k = ", ".join(f"{part} {_spread_text(arm)}" for part, arm in found["k"].items())
+    losses = found["last_loss"]
+    lines += ["", f"Mean learned k of G-ResNet-FC-100 (Fig. 4): {k}.",
+              f"Training loss at the last epoch (Fig. 3 at d = 100): G-ResNet-FC-100 "
+              f"{_spread_text(losses[GATED], 3)}, ResNet-FC-100 {_spread_text(losses[UNGATED], 3)}; "
+              f"gap {gap_text(losses['gated vs ungated'], 3)}."]
     return "\n".join(lines)
 
 

@@ -17,6 +17,8 @@ def _analysis(gated: float, ungated: float, gated_random: dict, ungated_random: 
               lowest: dict) -> dict:
     return {
         "model": "gresnetfc100", "accuracy": gated,
+        # k falls from 2 (block 1) by 0.04 a block: 1.68, 1.0, 0.3 over the thirds.
+        "gate_values": {f"block{i}": 2.0 - 0.04 * (i - 1) for i in range(1, 51)},
         "twin": {"model": "resnetfc100", "accuracy": ungated},
         "removal_curves": {
             "gresnetfc100, lowest |g(k)| first": _curve(gated, lowest),
@@ -35,6 +37,8 @@ def _write(results, seed, analysis, tests=(0.79, 0.88)):
         run = results / f"fig5.{model}.e100.s{seed}"
         run.mkdir()
         (run / "metrics.json").write_text(json.dumps({"test_accuracy": accuracy}))
+        last = 0.1 * (seed + 1) if model == "gresnetfc100" else 0.05
+        (run / "log.csv").write_text(f"epoch,accuracy,loss\n0,0.5,2.0\n1,0.9,{last}\n")
 
 
 def test_a_pair_reads_the_accuracy_kept_relative_to_each_nets_own():
@@ -59,7 +63,14 @@ def test_three_seeds_give_means_spreads_and_verdicts(tmp_path):
     # Lowest k first keeps 90.0, 90.125, 90.25 % against random's 90.0, 88.75, 91.25 %.
     assert at30["lowest k vs random (gated)"]["verdict"] == "within the spread"
     assert math.isclose(found["test_accuracy"]["gresnetfc100"]["mean"], 79.0)
+    assert math.isclose(found["k"]["blocks 1-17"]["mean"], 2.0 - 0.04 * 8)
+    assert math.isclose(found["k"]["blocks 35-50"]["mean"], 2.0 - 0.04 * 41.5)
+    assert math.isclose(found["k"]["last five"]["mean"], 2.0 - 0.04 * 47)
+    # Last-epoch training losses 0.1, 0.2, 0.3 (gated) against 0.05 (ungated, no spread).
+    assert math.isclose(found["last_loss"]["gresnetfc100"]["mean"], 0.2)
+    assert found["last_loss"]["gated vs ungated"]["verdict"] == "clears the spread"
     text = table(tmp_path)
+    assert "blocks 1-17 1.68 ± 0.00 (3)" in text and "gap +0.150, bound 0.115" in text
     assert "| 30 | 90.0 ± 1.2 (3) | 51.1 ± 1.1 (3) | +38.9, bound 1.9: clears the spread |" in text
 
 
