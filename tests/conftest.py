@@ -1,17 +1,24 @@
 """Shared test set-up: quiet TF logs, fixed seeds, and helpers used across the suite."""
 
 import os
+import shutil
 import tempfile
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 # On JAX, Keras draws each initial weight with a random kernel compiled once per weight
-# shape, so building GResNet20 in a fresh process spends ~10 s compiling. A compilation
-# cache shared by the test workers and the processes they start (every compilation kept,
-# however quick) builds the same shapes again from disk (~1 s).
-os.environ.setdefault("JAX_COMPILATION_CACHE_DIR",
-                      os.path.join(tempfile.gettempdir(), "keras-gated-tests-jax-cache"))
-os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0")
-os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES", "0")
+# shape, so building GResNet20 in a fresh process spends ~9 s compiling. A compilation
+# cache for this test session (every compilation kept, however quick) builds the same
+# shapes again from disk (~0.4 s). The first process to load this file makes it, a fresh
+# private folder; the test workers and the processes started with this environment inherit
+# it; the session removes it at its end. Its size cap makes JAX lock the folder, so two
+# workers never read an entry half written.
+_OWN_JAX_CACHE = None
+if "JAX_COMPILATION_CACHE_DIR" not in os.environ:
+    _OWN_JAX_CACHE = tempfile.mkdtemp(prefix="keras-gated-tests-jax-cache-")
+    os.environ["JAX_COMPILATION_CACHE_DIR"] = _OWN_JAX_CACHE
+    os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0")
+    os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES", "0")
+    os.environ.setdefault("JAX_COMPILATION_CACHE_MAX_SIZE", str(4 << 30))
 
 # The suite runs what users get: keras-gated imported first sets its CPU defaults
 # (oneDNN on TensorFlow) before Keras imports the backend.
@@ -102,6 +109,8 @@ def pytest_sessionstart(session):
 
 
 def pytest_sessionfinish(session, exitstatus):
+    if _OWN_JAX_CACHE is not None and not hasattr(session.config, "workerinput"):
+        shutil.rmtree(_OWN_JAX_CACHE, ignore_errors=True)
     before = getattr(session.config, "_git_status_at_start", None)
     if before is None or hasattr(session.config, "workerinput"):
         return

@@ -16,15 +16,14 @@ from tests.helpers import to_numpy
 
 
 
-def one_per_constructor_first(names: list[str], *, quick_only: bool = True) -> list:
-    """``names`` with the first of each constructor (the first quick one with
-    ``quick_only``) in the default run and the others under ``-m slow``: the timm methods
-    come from the builder a constructor shares with all its sizes, so one size covers
-    them; the others run with the slow tests."""
+def one_per_constructor_first(names: list[str]) -> list:
+    """``names`` with the first quick one of each constructor in the default run and the
+    others under ``-m slow``: the timm methods come from the builder a constructor shares
+    with all its sizes, so one size covers them; the others run with the slow tests."""
     seen, params = set(), []
     for name in names:
         entry = get_model_entry(name)
-        first = entry.constructor not in seen and not (quick_only and entry.slow)
+        first = entry.constructor not in seen and not entry.slow
         if first:
             seen.add(entry.constructor)
         params.append(name if first else pytest.param(name, marks=pytest.mark.slow))
@@ -99,8 +98,8 @@ def test_features_only_out_indices():
     assert backbone.pretrained_cfg is None
 
 
-RELEASED_ARCHS = one_per_constructor_first(
-    sorted({weight_id.split(".")[0] for weight_id in list_pretrained()}), quick_only=False)
+# Every released architecture: each has its own weights file and config.
+RELEASED_ARCHS = sorted({weight_id.split(".")[0] for weight_id in list_pretrained()})
 
 
 @pytest.mark.parametrize("arch", RELEASED_ARCHS)

@@ -10,7 +10,7 @@
 # carries on; it shares queue.sh's lock (never beside the paper's main queue). Order:
 #   a. the plain 50-layer net (71 units, no BN, He init) searched as the highway net was
 #      (highwayfc50.he.<act>.lr<lr>.val10): activation of H (relu, tanh) x lr, 10 epochs on
-#      the training split less its last tenth -> hwfig1s.plainnet50.<act>.lr<lr>.val10;
+#      the training split less a random tenth -> hwfig1s.plainnet50.<act>.lr<lr>.val10;
 #      pick: the highest final val_accuracy (ties: the smaller lr), written to
 #      results/hwfig1s.plainnet50.search.json;
 #   b. 3 seeds of each family's pick at d = 50, 10 epochs on the full training split: the
@@ -64,7 +64,7 @@ EOF
 }
 
 # search_plain DEPTH: the plain DEPTH-layer net's own search (activation x lr, 10 epochs,
-# the last tenth of the training split held out).
+# a random tenth of the training split held out).
 search_plain() {
   local depth=$1 act lr
   for act in $ACTIVATIONS; do

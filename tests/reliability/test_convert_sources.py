@@ -9,6 +9,7 @@ import contextlib
 import io
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -34,16 +35,21 @@ def fbresnet_source(arch: str = "preactresnet20") -> dict[str, np.ndarray]:
 
 
 def run_convert(source: Path, out: Path) -> subprocess.CompletedProcess:
-    """``keras-gated convert`` of ``source`` in this process (the command's own ``main``,
-    its exit code and both streams, as a launch would give them)."""
+    """``keras-gated convert`` of ``source`` in this process (the command's own ``main``):
+    its exit code, its output, and on stderr what it printed there and every warning it
+    raised, as a launch would show them. A real launch is tested in tests/test_convert.py."""
     from keras_gated.cli import main
 
     argv = ["convert", "preactresnet20", str(source), "--from", "fbresnet", "--out", str(out)]
     stdout, stderr = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr), \
+            warnings.catch_warnings(record=True) as raised:
+        warnings.simplefilter("always")
         code = main(argv)
+    shown = "".join(warnings.formatwarning(w.message, w.category, w.filename, w.lineno)
+                    for w in raised)
     return subprocess.CompletedProcess(["keras-gated", *argv], code, stdout.getvalue(),
-                                       stderr.getvalue())
+                                       shown + stderr.getvalue())
 
 
 def assert_refused(result: subprocess.CompletedProcess, out: Path, *words: str) -> None:
