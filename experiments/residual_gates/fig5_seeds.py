@@ -2,7 +2,7 @@
 much of its accuracy a G-ResNet-FC-100 and its ungated twin keep when blocks are removed
 after training, over seeded pairs of 100-epoch runs.
 
-    python -m experiments.residual_gates.fig5_seeds [--results DIR] [--json]
+    python -m experiments.residual_gates.fig5_seeds [--results DIR] [--json] [--out DIR]
 
 A seed's pair is ``fig5.d100.e100.s<seed>/analysis.json`` (``keras-gated analyze
 gresnetfc100 --twin resnetfc100``, written by ``seeds_queue.sh``: 2,000 test images, three
@@ -22,6 +22,10 @@ The same pairs answer two neighbours of Fig. 5: Fig. 4's k per block (the mean l
 over blocks 1–17, 18–34 and 35–50, and over the last five, from ``gate_values``: the paper
 sees k fall, then rise towards the end) and Fig. 3's training losses at d = 100 (each run's
 last-epoch training loss, ``log.csv``).
+
+``--out DIR`` draws ``rg_fig5_seeds.png`` (the accuracy kept against the blocks removed:
+each arm's mean over seeds with its std as a band, the paper's three numbers as markers)
+and writes ``rg_fig5_seeds.json`` (the curves and the paper's numbers).
 """
 
 from __future__ import annotations
@@ -38,6 +42,20 @@ from experiments.tools.seeds import gap, gap_text, spread
 RESULTS = Path(__file__).resolve().parent / "results"
 REMOVED = (20, 25, 30)
 GATED, UNGATED = "gresnetfc100", "resnetfc100"
+# The paper's Fig. 5 numbers (§3.1.2, MNIST, 100 epochs), as accuracy kept in % of each
+# net's own (Table 1: G-ResNet-100 1.26 % error, ResNet-100 1.50 %): "above 96 %" after 20
+# blocks (a lower bound), "a relative decrease of 8 %" after 30 (abstract, §1), and the
+# ungated net "only around 60 %" after 20.
+PAPER_KEPT = {
+    "gated random": {"20": round(100 * 96 / 98.74, 1), "30": 92.0},
+    "ungated random": {"20": round(100 * 60 / 98.50, 1)},
+}
+# Arm -> (label, colour, line style): no two share a colour or a style.
+STYLE = {"gated random": ("G-ResNet-FC-100, random", "tab:green", "-"),
+         "ungated random": ("ResNet-FC-100, random", "tab:blue", "--"),
+         "gated lowest k": ("G-ResNet-FC-100, lowest |g(k)| first", "tab:purple", ":")}
+CURVES = {"gated random": f"{GATED}, random", "ungated random": f"{UNGATED}, random",
+          "gated lowest k": f"{GATED}, lowest |g(k)| first"}
 
 
 def _at(curve: dict, removed: int) -> float:
@@ -156,17 +174,83 @@ def _spread_text(arm: dict, digits: int = 2) -> str:
     return f"{arm['mean']:.{digits}f}{std} ({arm['n']})"
 
 
+def curves(results: Path, epochs: int = 100) -> dict:
+    """Per arm: the accuracy kept (% of the net's own) at every number of blocks removed,
+    per seed, with the mean and std over seeds; and the paper's numbers."""
+    pattern = re.compile(rf"fig5\.d100\.e{epochs}\.s(\d+)$")
+    per_seed: dict[str, dict[int, list[float]]] = {arm: {} for arm in CURVES}
+    removed: list[int] = []
+    for folder in sorted(results.glob(f"fig5.d100.e{epochs}.s*")):
+        match = pattern.match(folder.name)
+        if not (match and (folder / "analysis.json").is_file()):
+            continue
+        analysis = read_json(folder / "analysis.json")
+        full = {"gated": float(analysis["accuracy"]), "ungated": float(analysis["twin"]["accuracy"])}
+        for arm, key in CURVES.items():
+            curve = analysis["removal_curves"][key]
+            removed = list(curve["removed"])
+            own = full[arm.split()[0]]
+            per_seed[arm][int(match.group(1))] = [round(100.0 * a / own, 3) for a in curve["accuracy"]]
+    out = {"removed": removed, "paper": PAPER_KEPT, "arms": {}}
+    for arm, by_seed in per_seed.items():
+        columns = list(zip(*by_seed.values()))
+        stats = [spread(column) for column in columns]
+        out["arms"][arm] = {"seeds": {str(k): v for k, v in sorted(by_seed.items())},
+                            "mean": [round(m, 3) for m, _, _ in stats],
+                            "std": [round(sd or 0.0, 3) for _, sd, _ in stats]}
+    return out
+
+
+def plot(found: dict, path: Path, epochs: int = 100) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axis = plt.subplots(figsize=(7, 4.2))
+    removed = found["removed"]
+    for arm, (label, colour, style) in STYLE.items():
+        curve = found["arms"][arm]
+        seeds = len(curve["seeds"])
+        low = [m - s for m, s in zip(curve["mean"], curve["std"])]
+        high = [m + s for m, s in zip(curve["mean"], curve["std"])]
+        axis.fill_between(removed, low, high, color=colour, alpha=0.15, linewidth=0)
+        axis.plot(removed, curve["mean"], color=colour, linestyle=style,
+                  label=f"{label} (mean ± std, {seeds} seeds)")
+    markers = {"gated random": "^", "ungated random": "v"}
+    for arm, points in found["paper"].items():
+        label, colour, _ = STYLE[arm]
+        axis.scatter([int(n) for n in points], list(points.values()), color=colour,
+                     marker=markers[arm], s=60, edgecolors="black", zorder=3,
+                     label=f"{label.split(',')[0]}, random: the paper (MNIST)")
+    axis.set_xlabel("blocks removed (of 50)")
+    axis.set_ylabel("accuracy kept (% of the net's own)")
+    axis.set_title(f"Residual Gates Fig. 5 at d = 100: Fashion-MNIST, {epochs} epochs, "
+                   "2,000 test images, 3 random orders per seed", fontsize=8)
+    axis.legend(fontsize=7, loc="lower left")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--results", type=Path, default=RESULTS)
     parser.add_argument("--epochs", type=int, default=100)
     parser.add_argument("--json", action="store_true", help="print the numbers as JSON")
+    parser.add_argument("--out", type=Path, help="draw rg_fig5_seeds.png and its JSON here")
     args = parser.parse_args(argv)
     if not seeds(args.results, args.epochs):
         print(f"no fig5.d100.e{args.epochs}.s<seed>/analysis.json in {args.results}",
               file=sys.stderr)
         return 1
-    if args.json:
+    if args.out is not None:
+        found = curves(args.results, args.epochs)
+        args.out.mkdir(parents=True, exist_ok=True)
+        plot(found, args.out / "rg_fig5_seeds.png", args.epochs)
+        (args.out / "rg_fig5_seeds.json").write_text(json.dumps(found, indent=2) + "\n")
+        print(f"wrote {args.out / 'rg_fig5_seeds.png'} and {args.out / 'rg_fig5_seeds.json'}")
+    elif args.json:
         print(json.dumps(summary(args.results, args.epochs), indent=2))
     else:
         print(table(args.results, args.epochs))

@@ -16,5 +16,6 @@ for figure in experiments.residual_gates.fig3_train_loss experiments.residual_ga
               experiments.highway.highway_fig1 experiments.compression.tradeoff; do
   "$PYTHON" -m "$figure" > /dev/null
 done
+"$PYTHON" -m experiments.residual_gates.fig5_seeds --out docs/figures > /dev/null
 git add experiments/in_flight experiments/*/results docs/figures
 git status --short -- experiments/in_flight experiments docs/figures | sed -n '1,40p'

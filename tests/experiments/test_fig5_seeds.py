@@ -5,7 +5,7 @@ and whether the gaps clear the spread."""
 import json
 import math
 
-from experiments.residual_gates.fig5_seeds import main, pair, summary, table
+from experiments.residual_gates.fig5_seeds import curves, main, pair, summary, table
 
 
 # k per block: 3 for blocks 1-17, 2 for 18-34, 1 for 35-45 and 10 for the last five, so a
@@ -85,3 +85,21 @@ def test_fewer_than_three_seeds_say_so_and_no_seed_is_an_error(tmp_path, capsys)
     _write(tmp_path, 0, _analysis(0.8, 0.9, {30: 0.72}, {30: 0.45}, {30: 0.8}))
     assert main(["--results", str(tmp_path)]) == 0
     assert "too few seeds" in capsys.readouterr().out
+
+
+def test_the_figure_draws_each_arms_mean_and_spread_and_the_papers_numbers(tmp_path):
+    for seed, (g, u) in enumerate([(0.72, 0.45), (0.71, 0.46), (0.73, 0.47)]):
+        _write(tmp_path, seed, _analysis(0.8, 0.9, {30: g}, {30: u}, {30: 0.8}))
+    found = curves(tmp_path)
+    assert found["removed"] == list(range(51))
+    gated = found["arms"]["gated random"]
+    assert gated["mean"][30] == 90.0 and gated["std"][30] == 1.25 and gated["mean"][0] == 100.0
+    assert sorted(gated["seeds"]) == ["0", "1", "2"]
+    # The paper: above 96 % of G-ResNet-100's 98.74 % after 20 blocks, −8 % after 30, and
+    # the ungated net around 60 % of its 98.50 % after 20.
+    assert found["paper"] == {"gated random": {"20": 97.2, "30": 92.0},
+                              "ungated random": {"20": 60.9}}
+    out = tmp_path / "out"
+    assert main(["--results", str(tmp_path), "--out", str(out)]) == 0
+    assert (out / "rg_fig5_seeds.png").stat().st_size > 10_000
+    assert json.loads((out / "rg_fig5_seeds.json").read_text()) == found

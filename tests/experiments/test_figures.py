@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from experiments.highway import highway_fig1
-from experiments.residual_gates import analysis_figures, fig3_train_loss, table1_fig, table7_fig
+from experiments.residual_gates import analysis_figures, fig3_train_loss, fig5_seeds, table1_fig, table7_fig
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -138,7 +138,8 @@ def test_rg_fig3_reads_the_four_families_by_depth_from_their_fingerprints(tmp_pa
 
 @pytest.mark.parametrize("module, name", [(table7_fig, "table7.json"), (highway_fig1, "highway_fig1.json"),
                                           (fig3_train_loss, "rg_fig3_train_loss.json"),
-                                          (table1_fig, "rg_table1_seeds.json")])
+                                          (table1_fig, "rg_table1_seeds.json"),
+                                          (fig5_seeds, "rg_fig5_seeds.json")])
 def test_the_committed_figures_are_what_the_kept_records_give(module, name, tmp_path, monkeypatch):
     monkeypatch.chdir(ROOT)
     assert module.main(["--out", str(tmp_path)]) == 0
