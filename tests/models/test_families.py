@@ -106,9 +106,11 @@ OPTIONS = [
     ("resnet50_small_input", lambda: kg.ResNet50(input_shape=(64, 64, 3))),
     ("highwaynet50_final_relu", lambda: kg.HighwayNet50(variant="final_relu", input_shape=(64, 64, 3))),
 ]
-# HighwayNet50's save/load round trip takes ~20 s per backend: `-m slow` (its parameter
-# count is still checked in the default run, tests/models/test_parameter_counts.py).
-SLOW_OPTIONS = ("highwaynet50_final_relu",)
+# The 50-layer ImageNet nets' save/load round trips take 15-30 s per backend: `-m slow`
+# (their parameter counts are still checked in the default run,
+# tests/models/test_parameter_counts.py, and a small input's forward pass by
+# tests/test_features.py).
+SLOW_OPTIONS = ("highwaynet50_final_relu", "resnet50_small_input")
 
 
 @pytest.mark.parametrize("build", [

@@ -140,8 +140,10 @@ def test_1000_layer_nets_count_and_run(constructor, expected):
 
 
 def test_highwaynet50_within_one_percent_of_resnet50():
-    count = trainable_count(kg.HighwayNet50())
+    model = kg.HighwayNet50()
+    count = trainable_count(model)
     assert count == EXPECTED["highwaynet50"]
+    assert len(kg.gate_values(model)) == 16  # one transform gate per bottleneck block
     assert abs(count - 25_557_032) / 25_557_032 < 0.01
     # The former name of variant="final_relu" still builds it, with a warning.
     with pytest.warns(DeprecationWarning, match="variant='final_relu'"):
