@@ -54,7 +54,8 @@ ONCE_MODULES = (
     "tests/models/test_parameter_counts.py",  # counts do not depend on the backend
     "tests/training/test_release.py",  # files, cards and configs
     "tests/training/test_release_compressed.py",
-    "tests/experiments/test_queues.py",  # bash scripts with a stand-in trainer
+    "tests/experiments/",  # the paper reproductions' scripts, records and figures
+    "tests/test_repository.py",  # the tracked tree
     "tests/test_convert.py",  # array mapping; every backend loads the same arrays
     "tests/test_hub.py",  # the Hub protocol
     "tests/test_datasets.py",  # tf.data / numpy on every backend
