@@ -20,7 +20,7 @@
 #      mean +- std over seeds. Sections a and b: about 1 CPU-hour in all.
 #   a100. the plain 100-layer net searched as in a (hwfig1s.plainnet100.<act>.lr<lr>.val10,
 #      its pick in results/hwfig1s.plainnet100.search.json): row 25 at d = 100, where the
-#      tanh runs at lr 0.01 and 0.03 stayed at chance. About 1.5 CPU-hours.
+#      tanh runs at lr 0.01 and 0.03 stayed at chance. About 20 CPU-minutes (2 per run).
 #   c. "about 1 order of magnitude better" (row 27): highwayfc10 (b_T = -2, lr 0.03) and
 #      highwayfc100 (b_T = -4, lr 0.01) for 100 epochs, seed 0 -> hwfig1s.highwayfc<d>.e100.
 #      highwayfc100 is the long one: 3 to 10 CPU-hours (its 10-epoch runs took 940 to

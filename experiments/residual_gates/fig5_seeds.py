@@ -149,8 +149,8 @@ def table(results: Path, epochs: int = 100) -> str:
              f"{_spread_text(tests[UNGATED])} %; accuracy kept (% of each net's own, 2,000 test "
              "images) after N blocks of 50 are removed:",
              "",
-             "| N | gated, random | ungated, random | gated − ungated | gated, lowest k first "
-             "| lowest k − random |",
+             "| N removed (`python -m experiments.residual_gates.fig5_seeds`) | gated, random "
+             "| ungated, random | gated − ungated | gated, lowest k first | lowest k − random |",
              "|---|---|---|---|---|---|"]
     for removed, row in found["removed"].items():
         lines.append(
