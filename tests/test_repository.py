@@ -20,7 +20,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 MB = 1024 * 1024
-MAX_OUTSIDE_ZOO = 15 * MB  # all tracked files outside zoo/ and experiments/in_flight/
+MAX_OUTSIDE_ZOO = 15 * MB  # all tracked files outside zoo/, the runs in flight included
 MAX_FILE_OUTSIDE_ZOO = 5 * MB
 MAX_IN_FLIGHT = 50 * MB  # the experiment runs in flight, all together
 WEIGHT_SUFFIXES = (".h5", ".keras", ".npz", ".pt", ".pth", ".safetensors", ".ckpt")
@@ -143,7 +143,7 @@ def test_a_clone_with_a_run_in_flight_committed_passes_the_repository_checks(tmp
         shutil.copyfile(ROOT / rules, clone / rules)
     backup = clone / "experiments/in_flight/residual_gates/rgtable.plainnet2.e20.t1.s7/backup"
     backup.mkdir(parents=True)
-    (backup / "epoch-0003.weights.h5").write_bytes(b"\0" * (6 * MB))  # over the 5 MB file cap
+    (backup / "epoch-0003.weights.h5").write_bytes(b"\0" * (5 * MB + MB // 2))  # over the 5 MB file cap
     (backup / "latest.json").write_text('{"epoch": 3, "weights": "epoch-0003.weights.h5"}')
     (backup.parent / "log.csv").write_text("epoch,loss\n0,1.0\n")
     subprocess.run(git + ["add", ".gitignore", "tests", "experiments/in_flight"], cwd=clone, check=True)
@@ -181,8 +181,7 @@ def test_no_weight_file_outside_zoo():
 
 
 def test_tracked_files_outside_zoo_stay_small():
-    outside = [f for f in tracked_files()
-               if not f.startswith(("zoo/", "experiments/in_flight/"))]
+    outside = [f for f in tracked_files() if not f.startswith("zoo/")]
     total = sum(map(size, outside))
     assert 0 < total <= MAX_OUTSIDE_ZOO, f"{total / MB:.1f} MB tracked outside zoo/"
     assert too_big_outside_zoo(tracked_files(), size) == []
