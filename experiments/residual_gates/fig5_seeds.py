@@ -58,24 +58,20 @@ CURVES = {"gated random": f"{GATED}, random", "ungated random": f"{UNGATED}, ran
           "gated lowest k": f"{GATED}, lowest |g(k)| first"}
 
 
-def _at(curve: dict, removed: int) -> float:
-    return float(curve["accuracy"][curve["removed"].index(removed)])
+def kept_curve(analysis: dict, arm: str) -> list[float]:
+    """One arm's accuracy kept (% of its net's own) at every number of blocks removed."""
+    curve = analysis["removal_curves"][CURVES[arm]]
+    own = float(analysis["accuracy"] if arm.startswith("gated") else analysis["twin"]["accuracy"])
+    return [100.0 * float(a) / own for a in curve["accuracy"]]
 
 
 def pair(analysis: dict) -> dict:
     """One seed's numbers: full accuracies and kept fractions (%) at each N removed."""
-    curves = analysis["removal_curves"]
-    gated_full, ungated_full = float(analysis["accuracy"]), float(analysis["twin"]["accuracy"])
-    found = {"accuracy": {GATED: 100.0 * gated_full, UNGATED: 100.0 * ungated_full},
-             "kept": {}}
-    for removed in REMOVED:
-        found["kept"][removed] = {
-            "gated random": 100.0 * _at(curves[f"{GATED}, random"], removed) / gated_full,
-            "ungated random": 100.0 * _at(curves[f"{UNGATED}, random"], removed) / ungated_full,
-            "gated lowest k": 100.0 * _at(curves[f"{GATED}, lowest |g(k)| first"], removed)
-            / gated_full,
-        }
-    return found
+    removed = analysis["removal_curves"][CURVES["gated random"]]["removed"]
+    kept = {arm: kept_curve(analysis, arm) for arm in CURVES}
+    return {"accuracy": {GATED: 100.0 * float(analysis["accuracy"]),
+                         UNGATED: 100.0 * float(analysis["twin"]["accuracy"])},
+            "kept": {n: {arm: kept[arm][removed.index(n)] for arm in CURVES} for n in REMOVED}}
 
 
 THIRDS = {"blocks 1-17": range(1, 18), "blocks 18-34": range(18, 35),
@@ -89,19 +85,24 @@ def k_by_part(analysis: dict) -> dict[str, float]:
             for part, blocks in THIRDS.items()}
 
 
-def seeds(results: Path, epochs: int = 100) -> dict[int, dict]:
-    """Every analysed seed's numbers, by seed."""
+def analyses(results: Path, epochs: int = 100) -> dict[int, dict]:
+    """Every seed's ``analysis.json``, by seed."""
     pattern = re.compile(rf"fig5\.d100\.e{epochs}\.s(\d+)$")
     found = {}
     for folder in sorted(results.glob(f"fig5.d100.e{epochs}.s*")):
         match = pattern.match(folder.name)
         if match and (folder / "analysis.json").is_file():
-            analysis = read_json(folder / "analysis.json")
-            found[int(match.group(1))] = {**pair(analysis), "k": k_by_part(analysis)}
+            found[int(match.group(1))] = read_json(folder / "analysis.json")
     return found
 
 
-def test_accuracy(results: Path, model: str, seed: int, epochs: int = 100) -> float | None:
+def seeds(results: Path, epochs: int = 100) -> dict[int, dict]:
+    """Every analysed seed's numbers, by seed."""
+    return {seed: {**pair(analysis), "k": k_by_part(analysis)}
+            for seed, analysis in analyses(results, epochs).items()}
+
+
+def run_test_accuracy(results: Path, model: str, seed: int, epochs: int = 100) -> float | None:
     """The run's own test accuracy (%) on the full test split (its metrics.json)."""
     metrics = results / f"fig5.{model}.e{epochs}.s{seed}" / "metrics.json"
     return 100.0 * float(read_json(metrics)["test_accuracy"]) if metrics.is_file() else None
@@ -116,7 +117,7 @@ def last_loss(results: Path, model: str, seed: int, epochs: int = 100) -> float 
 def summary(results: Path, epochs: int = 100) -> dict:
     by_seed = seeds(results, epochs)
     values = lambda removed, arm: [s["kept"][removed][arm] for s in by_seed.values()]  # noqa: E731
-    tests = {model: [a for seed in by_seed if (a := test_accuracy(results, model, seed, epochs))
+    tests = {model: [a for seed in by_seed if (a := run_test_accuracy(results, model, seed, epochs))
                      is not None] for model in (GATED, UNGATED)}
     out = {"seeds": sorted(by_seed), "epochs": epochs, "by_seed": by_seed,
            "test_accuracy": {m: dict(zip(("mean", "std", "n"), spread(v))) for m, v in tests.items()},
@@ -177,20 +178,12 @@ def _spread_text(arm: dict, digits: int = 2) -> str:
 def curves(results: Path, epochs: int = 100) -> dict:
     """Per arm: the accuracy kept (% of the net's own) at every number of blocks removed,
     per seed, with the mean and std over seeds; and the paper's numbers."""
-    pattern = re.compile(rf"fig5\.d100\.e{epochs}\.s(\d+)$")
     per_seed: dict[str, dict[int, list[float]]] = {arm: {} for arm in CURVES}
     removed: list[int] = []
-    for folder in sorted(results.glob(f"fig5.d100.e{epochs}.s*")):
-        match = pattern.match(folder.name)
-        if not (match and (folder / "analysis.json").is_file()):
-            continue
-        analysis = read_json(folder / "analysis.json")
-        full = {"gated": float(analysis["accuracy"]), "ungated": float(analysis["twin"]["accuracy"])}
-        for arm, key in CURVES.items():
-            curve = analysis["removal_curves"][key]
-            removed = list(curve["removed"])
-            own = full[arm.split()[0]]
-            per_seed[arm][int(match.group(1))] = [round(100.0 * a / own, 3) for a in curve["accuracy"]]
+    for seed, analysis in analyses(results, epochs).items():
+        removed = list(analysis["removal_curves"][CURVES["gated random"]]["removed"])
+        for arm in CURVES:
+            per_seed[arm][seed] = [round(v, 3) for v in kept_curve(analysis, arm)]
     out = {"removed": removed, "paper": PAPER_KEPT, "arms": {}}
     for arm, by_seed in per_seed.items():
         columns = list(zip(*by_seed.values()))
