@@ -5,7 +5,9 @@
 #
 #   nohup bash experiments/compression/queue.sh > /dev/null 2>&1 &
 #
-# and start the same command again after a crash, a kill or a new session. Every run is
+# and start the same command again after a crash, a kill or a new session. Two queues may
+# run at once (one per core: `taskset -c N`): each run is locked while one queue runs it,
+# and the other queue goes on to the next run. Every run is
 # `keras-gated compress` (JAX, one thread, nice 19) with a backup after every epoch in
 # $RUNS/<name>/backup (it resumes there) and its output folder in $RUNS/<name>/out
 # (experiments/in_flight/compression/, ignored by git: it holds weights). A finished run
@@ -29,11 +31,6 @@ export KERAS_BACKEND=jax PYTHONUNBUFFERED=1  # the log shows each epoch as it en
 export XLA_FLAGS="--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
 export TF_NUM_INTRAOP_THREADS=1 TF_NUM_INTEROP_THREADS=1
 mkdir -p "$RUNS" "$RESULTS"
-exec 9> "$RUNS/queue.lock"
-if ! flock -n 9; then
-  echo "queue: another compression queue holds $RUNS/queue.lock; not starting a second one" >&2
-  exit 1
-fi
 
 note() { echo "$(date -u '+%Y-%m-%d %H:%M:%S') $*" >> "$RESULTS/queue.log"; }
 
@@ -43,6 +40,15 @@ compress() {
   local dir="$RUNS/$name" dest="$RESULTS/$name" rc
   [ -f "$dest/status.json" ] && return 0
   mkdir -p "$dir"
+  # One queue per run: a run another queue holds is left to it (its lock goes with its
+  # process, so a killed queue never leaves a run locked).
+  local lock
+  exec {lock}> "$dir/run.lock"
+  if ! flock -n "$lock"; then
+    exec {lock}>&-
+    return 0
+  fi
+  [ -f "$dest/status.json" ] && { exec {lock}>&-; return 0; }  # finished while we waited
   rm -rf "$dir/out"  # an unfinished run's output is written again from its backup
   note "start $name: $weight_id $*"
   nice -n 19 "$PYTHON" -c 'import sys; from keras_gated.cli import main; sys.exit(main())' \
@@ -50,7 +56,7 @@ compress() {
     "$@" --backup-dir "$dir/backup" --out "$dir/out" --verbose 2 >> "$dir/compress.log" 2>&1
   rc=$?
   note "end $name: exit $rc"
-  [ "$rc" -eq 0 ] || return 0
+  [ "$rc" -eq 0 ] || { exec {lock}>&-; return 0; }
   mkdir -p "$dest"
   cp "$dir/out/compression.json" "$dir/out/metrics.json" "$dir/out/tradeoff.png" "$dest/"
   cp "$dir/out/README.md" "$dest/card.md"
@@ -60,6 +66,7 @@ compress() {
   nice -n 19 "$PYTHON" -c 'import sys; from keras_gated.cli import main; sys.exit(main())' \
     evaluate "${weight_id%%.*}" --weights "$dir/out" --dataset cifar10 > "$dest/evaluate.log" 2>&1
   printf '{"status": "finished", "marked": "%s"}\n' "$(date -u)" > "$dest/status.json"
+  exec {lock}>&-
 }
 
 for budget in 0.5 0.75 0.35; do

@@ -2,6 +2,7 @@
 once finished and skipped after, the scratch baseline given its method run's blocks, with
 a stand-in for keras-gated compress."""
 
+import fcntl
 import json
 import shutil
 import subprocess
@@ -114,3 +115,18 @@ def test_the_tradeoff_figure_has_a_point_per_finished_run_and_its_source(tmp_pat
     assert [p["timed_alike"] for p in found] == [True, False]
     out = draw(found, tmp_path / "fig.png")
     assert out.stat().st_size > 1000 and json.loads(out.with_suffix(".json").read_text()) == found
+
+
+def test_a_run_another_queue_holds_is_left_to_it_and_the_queue_goes_on(tmp_path):
+    held = tmp_path / "runs" / "gresnet20-m05"
+    held.mkdir(parents=True)
+    with open(held / "run.lock", "w") as lock:  # another queue running it
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        names = [_name(c) for c in _queue(tmp_path)]
+    # Neither the held run nor its scratch baseline (which needs its blocks) ran here.
+    assert "gresnet20-m05" not in names and "gresnet20-m05-scratch" not in names
+    assert names[:2] == ["gresnet20-m05-lowest", "gresnet20-m05-random"]
+    assert names[-1] == "gwrn_16_2-m05-scratch"
+    # Once the other queue is gone, the run is taken up again.
+    assert [_name(c) for c in _queue(tmp_path)[len(names):]] == ["gresnet20-m05",
+                                                                  "gresnet20-m05-scratch"]
