@@ -16,6 +16,9 @@
 # the folder as evaluate.log) and a status.json in results/<name>/; a run with a
 # status.json there is skipped. results/queue.log says what started and ended.
 #
+# ONLY=<glob> keeps the runs whose name it matches (ONLY='gwrn_16_2-*': that net's runs
+# first on one core while another queue works through the rest).
+#
 # Order (E fine-tuning and P pressure epochs, the same for every run; about 8 CPU-hours):
 #   gresnet20.cifar10 at 0.5, 0.75 and 0.35 of its MACs: the method, (a) lowest,
 #   (b) random (not at 0.35, where it is (a): all six removable blocks go), (c) scratch
@@ -39,6 +42,8 @@ compress() {
   local name=$1 weight_id=$2; shift 2
   local dir="$RUNS/$name" dest="$RESULTS/$name" rc
   [ -f "$dest/status.json" ] && return 0
+  # shellcheck disable=SC2053  # ONLY is a glob
+  [[ $name == ${ONLY:-*} ]] || return 0
   mkdir -p "$dir"
   # One queue per run: a run another queue holds is left to it (its lock goes with its
   # process, so a killed queue never leaves a run locked).

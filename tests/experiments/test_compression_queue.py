@@ -130,3 +130,9 @@ def test_a_run_another_queue_holds_is_left_to_it_and_the_queue_goes_on(tmp_path)
     # Once the other queue is gone, the run is taken up again.
     assert [_name(c) for c in _queue(tmp_path)[len(names):]] == ["gresnet20-m05",
                                                                   "gresnet20-m05-scratch"]
+
+
+def test_only_keeps_the_runs_its_glob_matches(tmp_path):
+    names = [_name(c) for c in _queue(tmp_path, ONLY="gwrn_16_2-*")]
+    assert names == ["gwrn_16_2-m05", "gwrn_16_2-m05-lowest", "gwrn_16_2-m05-scratch"]
+    assert not (tmp_path / "runs" / "gresnet20-m05").exists()
