@@ -37,8 +37,18 @@ def _conv():
     return kg.GResNet(14, classes=3, input_shape=(8, 8, 3))
 
 
+def _wide():
+    return kg.GWideResNet(2, 1, classes=3, input_shape=(8, 8, 3))
+
+
+def _plain():
+    return kg.GPlainNet(6, classes=3)
+
+
 @pytest.mark.parametrize("build, shape, pressure_epochs", [
     (_conv, (8, 8, 3), 0),  # the gates as set below; compiling a conv net's training is slow
+    (_wide, (8, 8, 3), 0),
+    (_plain, (28, 28, 1), 0),
     pytest.param(_conv, (8, 8, 3), 1, marks=pytest.mark.slow),
     (_fc, (28, 28, 1), 1),
 ])
