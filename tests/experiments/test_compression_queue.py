@@ -21,7 +21,7 @@ pytestmark = pytest.mark.skipif(shutil.which("bash") is None or shutil.which("fl
 STAND_IN = r'''#!/bin/bash
 [ "$1" = "-c" ] || exit 3
 shift 2
-if [ "$1" = "evaluate" ]; then echo "evaluate $*" >> "$EVALUATIONS"; echo "test accuracy: 0.5000"; exit 0; fi
+if [ "$1" = "evaluate" ]; then echo "evaluate $* KERAS_BACKEND=$KERAS_BACKEND" >> "$EVALUATIONS"; echo "test accuracy: 0.5000"; exit 0; fi
 echo "KERAS_BACKEND=$KERAS_BACKEND $*" >> "$CALLS"
 out=""; prev=""
 for arg in "$@"; do [ "$prev" = "--out" ] && out=$arg; prev=$arg; done
@@ -61,8 +61,12 @@ def test_the_queue_runs_every_budget_and_baseline_in_order_and_keeps_the_records
     assert names == gresnet + ["gresnet20-m05-s1", "gwrn_16_2-m05", "gwrn_16_2-m05-lowest",
                                "gwrn_16_2-m05-scratch"]
     assert "--macs 0.5 --seed 1 " in calls[names.index("gresnet20-m05-s1")]
-    assert all(c.startswith("KERAS_BACKEND=jax compress ") and "--epochs 3 --pressure-epochs 2"
-               in c and "--augment" in c and "--backup-dir" in c for c in calls)
+    assert all("--epochs 3 --pressure-epochs 2" in c and "--augment" in c and "--backup-dir" in c
+               for c in calls)
+    # One backend per source: JAX for gresnet20, TensorFlow (faster on a CPU) for gwrn_16_2.
+    assert [c.split()[0] for c in calls] == [
+        "KERAS_BACKEND=" + ("tensorflow" if name.startswith("gwrn") else "jax") for name in names]
+    assert all(c.split()[1] == "compress" for c in calls)
     scratch = calls[names.index("gresnet20-m05-scratch")]
     assert f"--remove-like {tmp_path}/results/gresnet20-m05 " in scratch
     kept = tmp_path / "results" / "gresnet20-m05"
@@ -75,8 +79,10 @@ def test_the_queue_runs_every_budget_and_baseline_in_order_and_keeps_the_records
     assert (tmp_path / "runs" / "gresnet20-m05" / "out" / "compression.json").is_file()
     evaluations = (tmp_path / "evaluations").read_text().splitlines()
     assert len(evaluations) == len(calls)
-    assert evaluations[0] == f"evaluate evaluate gresnet20 --weights {tmp_path}/runs/gresnet20-m05/out --dataset cifar10"
+    assert evaluations[0] == (f"evaluate evaluate gresnet20 --weights {tmp_path}/runs/gresnet20-m05/out "
+                              "--dataset cifar10 KERAS_BACKEND=jax")
     assert evaluations[-1].startswith("evaluate evaluate gwrn_16_2 --weights")
+    assert evaluations[-1].endswith("KERAS_BACKEND=tensorflow")
     assert json.loads((kept / "status.json").read_text())["status"] == "finished"
     assert "queue done" in (tmp_path / "results" / "queue.log").read_text()
     assert _queue(tmp_path) == calls  # finished runs are skipped: no new call
