@@ -19,11 +19,12 @@
 # ONLY=<glob> keeps the runs whose name it matches (ONLY='gwrn_16_2-*': that net's runs
 # first on one core while another queue works through the rest).
 #
-# Backends: the gresnet20 runs train on JAX (the TensorFlow-free path, as on a GPU host);
-# the gwrn_16_2 runs on TensorFlow, which trains it 3.5 times as fast on one CPU core
-# (82.7 against 23.9 img/s at batch 128: `python -m benchmarks.measure --impl keras --model
-# gwrn_16_2 --steps 8`, one thread each). Every run of one source uses one backend, so
-# its method and baselines differ only in what they are. A backup resumes on either.
+# Backends: gresnet20 at 0.5 and 0.75 trained on JAX (the TensorFlow-free path, as on a
+# GPU host); gresnet20 at 0.35 and the gwrn_16_2 runs train on TensorFlow, which trains
+# 3.5 times as fast on one CPU core (gwrn_16_2: 82.7 against 23.9 img/s at batch 128,
+# `python -m benchmarks.measure --impl keras --model gwrn_16_2 --steps 8`, one thread
+# each). The runs of one budget share one backend, so its method and baselines differ
+# only in what they are. A backup resumes on either backend.
 #
 # Order (E fine-tuning and P pressure epochs, the same for every run; about 8 CPU-hours):
 #   gresnet20.cifar10 at 0.5, 0.75 and 0.35 of its MACs: the method, (a) lowest,
@@ -83,6 +84,7 @@ compress() {
 
 for budget in 0.5 0.75 0.35; do
   tag=m$(echo "$budget" | tr -d .)
+  if [ "$budget" = 0.35 ]; then backend=tensorflow; else backend=jax; fi
   compress "gresnet20-$tag" gresnet20.cifar10 --macs "$budget"
   compress "gresnet20-$tag-lowest" gresnet20.cifar10 --macs "$budget" --baseline lowest
   # At 0.35 every removable block goes, so (b) would remove the blocks (a) removes and
@@ -97,6 +99,7 @@ for budget in 0.5 0.75 0.35; do
 done
 # A second seed of the method at half the MACs: released as gresnet20_c50.cifar10
 # (python -m training.release_compressed <its out/> --name gresnet20_c50 --register).
+backend=jax
 compress gresnet20-m05-s1 gresnet20.cifar10 --macs 0.5 --seed 1
 backend=tensorflow
 compress gwrn_16_2-m05 gwrn_16_2.cifar10 --macs 0.5

@@ -63,9 +63,10 @@ def test_the_queue_runs_every_budget_and_baseline_in_order_and_keeps_the_records
     assert "--macs 0.5 --seed 1 " in calls[names.index("gresnet20-m05-s1")]
     assert all("--epochs 3 --pressure-epochs 2" in c and "--augment" in c and "--backup-dir" in c
                for c in calls)
-    # One backend per source: JAX for gresnet20, TensorFlow (faster on a CPU) for gwrn_16_2.
+    # One backend per budget: TensorFlow (faster on a CPU) for gresnet20 at 0.35 and gwrn_16_2.
     assert [c.split()[0] for c in calls] == [
-        "KERAS_BACKEND=" + ("tensorflow" if name.startswith("gwrn") else "jax") for name in names]
+        "KERAS_BACKEND=" + ("tensorflow" if name.startswith(("gwrn", "gresnet20-m035")) else "jax")
+        for name in names]
     assert all(c.split()[1] == "compress" for c in calls)
     scratch = calls[names.index("gresnet20-m05-scratch")]
     assert f"--remove-like {tmp_path}/results/gresnet20-m05 " in scratch
