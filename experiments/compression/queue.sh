@@ -6,15 +6,19 @@
 #   nohup bash experiments/compression/queue.sh > /dev/null 2>&1 &
 #
 # and start the same command again after a crash, a kill or a new session. Two queues may
-# run at once (one per core: `taskset -c N`): each run is locked while one queue runs it,
-# and the other queue goes on to the next run. Every run is
+# run at once (one per core: `taskset -c N`), a third is refused: each run is locked while
+# one queue runs it, and the other queue goes on to the next run. Stop a queue with its run
+# (`bash experiments/tools/stop_queues.sh`): the run's python holds the run's lock too, so
+# a run left going by a killed queue stays its own until it ends. Every run is
 # `keras-gated compress` (one thread, nice 19) with a backup after every epoch in
 # $RUNS/<name>/backup (it resumes there) and its output folder in $RUNS/<name>/out
 # (experiments/in_flight/compression/, ignored by git: it holds weights). A finished run
 # keeps its text records (compression.json, metrics.json, the card as card.md, the
 # trade-off plot, its output as compress.log, and `keras-gated evaluate`'s measurement of
 # the folder as evaluate.log) and a status.json in results/<name>/; a run with a
-# status.json there is skipped. results/queue.log says what started and ended.
+# status.json there is skipped, and a run whose command had ended (its output written, its
+# backup gone) when the queue stopped is only recorded. results/queue.log says what started
+# and ended.
 #
 # ONLY=<glob> keeps the runs whose name it matches (ONLY='gwrn_16_2-*': that net's runs
 # first on one core while another queue works through the rest).
@@ -23,10 +27,11 @@
 # GPU host); gresnet20 at 0.35 and the gwrn_16_2 runs train on TensorFlow, which trains
 # 3.5 times as fast on one CPU core (gwrn_16_2: 82.7 against 23.9 img/s at batch 128,
 # `python -m benchmarks.measure --impl keras --model gwrn_16_2 --steps 8`, one thread
-# each). The runs of one budget share one backend, so its method and baselines differ
-# only in what they are. A backup resumes on either backend.
+# each; about 2.3 times for gresnet20). The runs of one budget share one backend, so its
+# method and baselines differ only in what they are; a backup resumes on either backend
+# (gwrn_16_2-m05 trained its first pressure epoch on JAX before this choice).
 #
-# Order (E fine-tuning and P pressure epochs, the same for every run; about 8 CPU-hours):
+# Order (E fine-tuning and P pressure epochs, the same for every run):
 #   gresnet20.cifar10 at 0.5, 0.75 and 0.35 of its MACs: the method, (a) lowest,
 #   (b) random (not at 0.35, where it is (a): all six removable blocks go), (c) scratch
 #   with the method's architecture; then gwrn_16_2.cifar10 at 0.5: the method, (a) and (c).
@@ -38,12 +43,20 @@ PYTHON=${PYTHON:-python}
 E=${E:-3}
 P=${P:-2}
 export PYTHONUNBUFFERED=1  # the log shows each epoch as it ends
-backend=jax  # the backend of the runs below, set per source
+backend=jax  # the backend of the runs below, set per budget
 export XLA_FLAGS="--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
 export TF_NUM_INTRAOP_THREADS=1 TF_NUM_INTEROP_THREADS=1
 mkdir -p "$RUNS" "$RESULTS"
 
 note() { echo "$(date -u '+%Y-%m-%d %H:%M:%S') $*" >> "$RESULTS/queue.log"; }
+
+# One of two queue slots, held until this queue exits.
+for slot in 0 1 none; do
+  [ "$slot" = none ] && { echo "queue: two compression queues already run here" >&2; exit 1; }
+  exec 9> "$RUNS/queue.$slot.lock" && flock -n 9 && break
+  exec 9>&-
+done
+note "queue $slot starts (ONLY=${ONLY:-*})"
 
 # compress NAME WEIGHT_ID ARGS...: one run, skipped when results/NAME/status.json exists.
 compress() {
@@ -53,27 +66,32 @@ compress() {
   # shellcheck disable=SC2053  # ONLY is a glob
   [[ $name == ${ONLY:-*} ]] || return 0
   mkdir -p "$dir"
-  # One queue per run: a run another queue holds is left to it (its lock goes with its
-  # process, so a killed queue never leaves a run locked).
+  # One queue per run: a run another queue (or a run it left going) holds is left to it.
   local lock
-  exec {lock}> "$dir/run.lock"
+  exec {lock}> "$dir/run.lock" || { note "skip $name: cannot open $dir/run.lock"; return 0; }
   if ! flock -n "$lock"; then
     exec {lock}>&-
+    note "skip $name: another queue runs it"
     return 0
   fi
   [ -f "$dest/status.json" ] && { exec {lock}>&-; return 0; }  # finished while we waited
-  rm -rf "$dir/out"  # an unfinished run's output is written again from its backup
-  note "start $name: $weight_id $* (KERAS_BACKEND=$backend)"
-  KERAS_BACKEND=$backend nice -n 19 "$PYTHON" -c 'import sys; from keras_gated.cli import main; sys.exit(main())' \
-    compress "$weight_id" --dataset cifar10 --epochs "$E" --pressure-epochs "$P" --augment \
-    "$@" --backup-dir "$dir/backup" --out "$dir/out" --verbose 2 >> "$dir/compress.log" 2>&1
-  rc=$?
-  note "end $name: exit $rc"
+  if [ -f "$dir/out/compression.json" ] && [ ! -d "$dir/backup" ]; then
+    rc=0  # the command ended (it removes its backup last); only its records are missing
+    note "record $name: its command had ended"
+  else
+    rm -rf "$dir/out"  # an unfinished run's output is written again from its backup
+    note "start $name: $weight_id $* (KERAS_BACKEND=$backend)"
+    KERAS_BACKEND=$backend nice -n 19 "$PYTHON" -c 'import sys; from keras_gated.cli import main; sys.exit(main())' \
+      compress "$weight_id" --dataset cifar10 --epochs "$E" --pressure-epochs "$P" --augment \
+      "$@" --backup-dir "$dir/backup" --out "$dir/out" --verbose 2 >> "$dir/compress.log" 2>&1
+    rc=$?
+    note "end $name: exit $rc"
+  fi
   [ "$rc" -eq 0 ] || { exec {lock}>&-; return 0; }
   mkdir -p "$dest"
   cp "$dir/out/compression.json" "$dir/out/metrics.json" "$dir/out/tradeoff.png" "$dest/"
   cp "$dir/out/README.md" "$dest/card.md"
-  cp "$dir/compress.log" "$dest/compress.log"
+  [ -f "$dir/compress.log" ] && cp "$dir/compress.log" "$dest/compress.log"
   rm -f "$dir/compress.log"  # kept in results/; out/ stays for a release (never tracked)
   # The card's accuracy, measured again by the command a user runs.
   KERAS_BACKEND=$backend nice -n 19 "$PYTHON" -c 'import sys; from keras_gated.cli import main; sys.exit(main())' \
@@ -92,7 +110,7 @@ for budget in 0.5 0.75 0.35; do
   if [ "$budget" != 0.35 ]; then
     compress "gresnet20-$tag-random" gresnet20.cifar10 --macs "$budget" --baseline random
   fi
-  if [ -f "$RESULTS/gresnet20-$tag/compression.json" ]; then
+  if [ -f "$RESULTS/gresnet20-$tag/status.json" ]; then  # the method's blocks, recorded
     compress "gresnet20-$tag-scratch" gresnet20.cifar10 --macs "$budget" --baseline scratch \
       --remove-like "$RESULTS/gresnet20-$tag"
   fi
@@ -104,8 +122,8 @@ compress gresnet20-m05-s1 gresnet20.cifar10 --macs 0.5 --seed 1
 backend=tensorflow
 compress gwrn_16_2-m05 gwrn_16_2.cifar10 --macs 0.5
 compress gwrn_16_2-m05-lowest gwrn_16_2.cifar10 --macs 0.5 --baseline lowest
-if [ -f "$RESULTS/gwrn_16_2-m05/compression.json" ]; then
+if [ -f "$RESULTS/gwrn_16_2-m05/status.json" ]; then
   compress gwrn_16_2-m05-scratch gwrn_16_2.cifar10 --macs 0.5 --baseline scratch \
     --remove-like "$RESULTS/gwrn_16_2-m05"
 fi
-note "queue done"
+note "queue $slot done (ONLY=${ONLY:-*}): every run it may take has ended or is another queue's"

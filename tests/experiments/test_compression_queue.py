@@ -25,6 +25,8 @@ if [ "$1" = "evaluate" ]; then echo "evaluate $* KERAS_BACKEND=$KERAS_BACKEND" >
 echo "KERAS_BACKEND=$KERAS_BACKEND $*" >> "$CALLS"
 out=""; prev=""
 for arg in "$@"; do [ "$prev" = "--out" ] && out=$arg; prev=$arg; done
+# The queue holds the run's lock while its command runs: a new open of it cannot take it.
+flock -n "$(dirname "$out")/run.lock" true && echo "UNLOCKED $out" >> "$CALLS"
 case "$out" in *"/${FAIL:-none}/"*) exit 1;; esac
 mkdir -p "$out"
 echo '{"record": {"removed": ["stage1_unit2"]}}' > "$out/compression.json"
@@ -85,7 +87,8 @@ def test_the_queue_runs_every_budget_and_baseline_in_order_and_keeps_the_records
     assert evaluations[-1].startswith("evaluate evaluate gwrn_16_2 --weights")
     assert evaluations[-1].endswith("KERAS_BACKEND=tensorflow")
     assert json.loads((kept / "status.json").read_text())["status"] == "finished"
-    assert "queue done" in (tmp_path / "results" / "queue.log").read_text()
+    assert "queue 0 done (ONLY=*)" in (tmp_path / "results" / "queue.log").read_text()
+    assert not [c for c in calls if c.startswith("UNLOCKED")]
     assert _queue(tmp_path) == calls  # finished runs are skipped: no new call
 
 
@@ -143,3 +146,32 @@ def test_only_keeps_the_runs_its_glob_matches(tmp_path):
     names = [_name(c) for c in _queue(tmp_path, ONLY="gwrn_16_2-*")]
     assert names == ["gwrn_16_2-m05", "gwrn_16_2-m05-lowest", "gwrn_16_2-m05-scratch"]
     assert not (tmp_path / "runs" / "gresnet20-m05").exists()
+
+
+def test_a_third_queue_is_refused_in_one_sentence(tmp_path):
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    with open(runs / "queue.0.lock", "w") as first, open(runs / "queue.1.lock", "w") as second:
+        fcntl.flock(first, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        fcntl.flock(second, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        result = subprocess.run(["bash", str(QUEUE)], capture_output=True, text=True, timeout=60,
+                                env={"RUNS": str(runs), "RESULTS": str(tmp_path / "results"),
+                                     "PYTHON": "false", "PATH": "/usr/bin:/bin"})
+    assert result.returncode == 1
+    assert result.stderr == "queue: two compression queues already run here\n"
+
+
+def test_a_run_whose_command_had_ended_is_only_recorded(tmp_path):
+    # Stopped after `keras-gated compress` wrote its folder and removed its backup, before
+    # the queue kept the records: the next queue keeps them and trains nothing again.
+    out = tmp_path / "runs" / "gresnet20-m05" / "out"
+    out.mkdir(parents=True)
+    (out / "compression.json").write_text('{"record": {"removed": ["stage1_unit2"]}}')
+    for name in ("metrics.json", "tradeoff.png", "README.md"):
+        (out / name).write_text("{}")
+    names = [_name(c) for c in _queue(tmp_path)]
+    assert "gresnet20-m05" not in names and "gresnet20-m05-scratch" in names
+    kept = tmp_path / "results" / "gresnet20-m05"
+    assert (kept / "status.json").is_file() and (kept / "evaluate.log").is_file()
+    assert "record gresnet20-m05: its command had ended" in (
+        tmp_path / "results" / "queue.log").read_text()
