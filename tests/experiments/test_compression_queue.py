@@ -61,13 +61,17 @@ def test_the_queue_runs_every_budget_and_baseline_in_order_and_keeps_the_records
                for suffix in ("", "-lowest", "-random", "-scratch")]
     gresnet.remove("gresnet20-m035-random")  # all six blocks go: (b) is (a)
     assert names == gresnet + ["gresnet20-m05-s1", "gwrn_16_2-m05", "gwrn_16_2-m05-lowest",
-                               "gwrn_16_2-m05-scratch"]
+                               "gwrn_16_2-m05-scratch", "gresnet20-m05-lowest-e15"]
+    # Its --epochs comes last, so it is the one the command takes.
+    assert calls[-1].split("--macs 0.5 --baseline lowest --epochs 15 ")[1].startswith("--backup-dir")
     assert "--macs 0.5 --seed 1 " in calls[names.index("gresnet20-m05-s1")]
     assert all("--epochs 3 --pressure-epochs 2" in c and "--augment" in c and "--backup-dir" in c
                for c in calls)
-    # One backend per budget: TensorFlow (faster on a CPU) for gresnet20 at 0.35 and gwrn_16_2.
+    # One backend per budget: TensorFlow (faster on a CPU) for gresnet20 at 0.35, gwrn_16_2
+    # and the longer fine-tuning.
     assert [c.split()[0] for c in calls] == [
-        "KERAS_BACKEND=" + ("tensorflow" if name.startswith(("gwrn", "gresnet20-m035")) else "jax")
+        "KERAS_BACKEND=" + ("tensorflow" if name.startswith(("gwrn", "gresnet20-m035"))
+                            or name.endswith("-e15") else "jax")
         for name in names]
     assert all(c.split()[1] == "compress" for c in calls)
     scratch = calls[names.index("gresnet20-m05-scratch")]
@@ -84,8 +88,8 @@ def test_the_queue_runs_every_budget_and_baseline_in_order_and_keeps_the_records
     assert len(evaluations) == len(calls)
     assert evaluations[0] == (f"evaluate evaluate gresnet20 --weights {tmp_path}/runs/gresnet20-m05/out "
                               "--dataset cifar10 KERAS_BACKEND=jax")
-    assert evaluations[-1].startswith("evaluate evaluate gwrn_16_2 --weights")
-    assert evaluations[-1].endswith("KERAS_BACKEND=tensorflow")
+    assert evaluations[-2].startswith("evaluate evaluate gwrn_16_2 --weights")
+    assert evaluations[-2].endswith("KERAS_BACKEND=tensorflow")
     assert json.loads((kept / "status.json").read_text())["status"] == "finished"
     assert "queue 0 done (ONLY=*)" in (tmp_path / "results" / "queue.log").read_text()
     assert not [c for c in calls if c.startswith("UNLOCKED")]
@@ -136,7 +140,7 @@ def test_a_run_another_queue_holds_is_left_to_it_and_the_queue_goes_on(tmp_path)
     # Neither the held run nor its scratch baseline (which needs its blocks) ran here.
     assert "gresnet20-m05" not in names and "gresnet20-m05-scratch" not in names
     assert names[:2] == ["gresnet20-m05-lowest", "gresnet20-m05-random"]
-    assert names[-1] == "gwrn_16_2-m05-scratch"
+    assert names[-1] == "gresnet20-m05-lowest-e15"
     # Once the other queue is gone, the run is taken up again.
     assert [_name(c) for c in _queue(tmp_path)[len(names):]] == ["gresnet20-m05",
                                                                   "gresnet20-m05-scratch"]
