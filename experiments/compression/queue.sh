@@ -59,46 +59,56 @@ for slot in 0 1 none; do
 done
 note "queue $slot starts (ONLY=${ONLY:-*})"
 
+# keras_gated COMMAND ARGS...: `keras-gated` on this queue's backend, at nice 19.
+keras_gated() {
+  KERAS_BACKEND=$backend nice -n 19 "$PYTHON" -c 'import sys; from keras_gated.cli import main; sys.exit(main())' "$@"
+}
+
 # compress NAME WEIGHT_ID ARGS...: one run, skipped when results/NAME/status.json exists.
 compress() {
-  local name=$1 weight_id=$2; shift 2
-  local dir="$RUNS/$name" dest="$RESULTS/$name" rc
-  [ -f "$dest/status.json" ] && return 0
+  local name=$1
+  [ -f "$RESULTS/$name/status.json" ] && return 0
   # shellcheck disable=SC2053  # ONLY is a glob
   [[ $name == ${ONLY:-*} ]] || return 0
-  mkdir -p "$dir"
+  mkdir -p "$RUNS/$name"
   # One queue per run: a run another queue (or a run it left going) holds is left to it.
   local lock
-  exec {lock}> "$dir/run.lock" || { note "skip $name: cannot open $dir/run.lock"; return 0; }
-  if ! flock -n "$lock"; then
-    exec {lock}>&-
+  exec {lock}> "$RUNS/$name/run.lock" || { note "skip $name: cannot open $RUNS/$name/run.lock"; return 0; }
+  if flock -n "$lock"; then
+    run_locked "$@"
+  else
     note "skip $name: another queue runs it"
-    return 0
   fi
-  [ -f "$dest/status.json" ] && { exec {lock}>&-; return 0; }  # finished while we waited
+  exec {lock}>&-
+}
+
+# run_locked NAME WEIGHT_ID ARGS...: compress's run, its lock held.
+run_locked() {
+  local name=$1 weight_id=$2; shift 2
+  local dir="$RUNS/$name" dest="$RESULTS/$name" rc
+  [ -f "$dest/status.json" ] && return 0  # finished while we waited
   if [ -f "$dir/out/compression.json" ] && [ ! -d "$dir/backup" ]; then
     rc=0  # the command ended (it removes its backup last); only its records are missing
     note "record $name: its command had ended"
   else
     rm -rf "$dir/out"  # an unfinished run's output is written again from its backup
     note "start $name: $weight_id $* (KERAS_BACKEND=$backend)"
-    KERAS_BACKEND=$backend nice -n 19 "$PYTHON" -c 'import sys; from keras_gated.cli import main; sys.exit(main())' \
-      compress "$weight_id" --dataset cifar10 --epochs "$E" --pressure-epochs "$P" --augment \
-      "$@" --backup-dir "$dir/backup" --out "$dir/out" --verbose 2 >> "$dir/compress.log" 2>&1
+    keras_gated compress "$weight_id" --dataset cifar10 --epochs "$E" --pressure-epochs "$P" \
+      --augment "$@" --backup-dir "$dir/backup" --out "$dir/out" --verbose 2 \
+      >> "$dir/compress.log" 2>&1
     rc=$?
     note "end $name: exit $rc"
   fi
-  [ "$rc" -eq 0 ] || { exec {lock}>&-; return 0; }
+  [ "$rc" -eq 0 ] || return 0
   mkdir -p "$dest"
   cp "$dir/out/compression.json" "$dir/out/metrics.json" "$dir/out/tradeoff.png" "$dest/"
   cp "$dir/out/README.md" "$dest/card.md"
   [ -f "$dir/compress.log" ] && cp "$dir/compress.log" "$dest/compress.log"
   rm -f "$dir/compress.log"  # kept in results/; out/ stays for a release (never tracked)
   # The card's accuracy, measured again by the command a user runs.
-  KERAS_BACKEND=$backend nice -n 19 "$PYTHON" -c 'import sys; from keras_gated.cli import main; sys.exit(main())' \
-    evaluate "${weight_id%%.*}" --weights "$dir/out" --dataset cifar10 > "$dest/evaluate.log" 2>&1
+  keras_gated evaluate "${weight_id%%.*}" --weights "$dir/out" --dataset cifar10 \
+    > "$dest/evaluate.log" 2>&1
   printf '{"status": "finished", "marked": "%s"}\n' "$(date -u)" > "$dest/status.json"
-  exec {lock}>&-
 }
 
 for budget in 0.5 0.75 0.35; do
