@@ -46,11 +46,16 @@ def best_logged(path: Path, monitor: str) -> float | None:
 
 
 class StopOnNaN(keras.callbacks.Callback):
-    """Stop at the first NaN/inf loss and remember where, for a clear message."""
+    """Stop at the first NaN/inf training loss, or NaN/inf validation loss or accuracy at
+    an epoch's end, and remember where, for a clear message (``nan_at``: (epoch, batch),
+    batch None for the validation)."""
+
+    WATCHED_AT_EPOCH_END = ("val_loss", "val_accuracy")
 
     def __init__(self):
         super().__init__()
-        self.nan_at: tuple[int, int] | None = None
+        self.nan_at: tuple[int, int | None] | None = None
+        self.what = "the loss"
         self._epoch = 0
 
     def on_epoch_begin(self, epoch, logs=None):
@@ -60,6 +65,16 @@ class StopOnNaN(keras.callbacks.Callback):
         loss = (logs or {}).get("loss")
         if loss is not None and not math.isfinite(float(loss)):
             self.nan_at = (self._epoch, batch)
+            self.model.stop_training = True
+
+    def on_epoch_end(self, epoch, logs=None):
+        if self.nan_at is not None:
+            return
+        bad = [k for k in self.WATCHED_AT_EPOCH_END
+               if (logs or {}).get(k) is not None and not math.isfinite(float(logs[k]))]
+        if bad:
+            self.nan_at = (epoch, None)
+            self.what = f"the validation's {' and '.join(bad)}"
             self.model.stop_training = True
 
 

@@ -181,12 +181,14 @@ def fit_resumable(model: keras.Model, train, test, *, epochs: int, out: Path, ve
         save_model_atomic(model, out / "last.keras")
     if nan_guard.nan_at is not None:
         epoch, batch = nan_guard.nan_at
+        where = f"epoch {epoch + 1}, batch {batch + 1}" if batch is not None else (
+            f"the end of epoch {epoch + 1} (the training loss was finite)")
         kept = backup_epoch(out / "backup")
         what = (f"the backup of epoch {kept}, the last good one, is kept in {out / 'backup'}"
                 if kept else f"no epoch finished, so there is no backup; {log_path} and "
                 f"{out / 'tensorboard'} show the losses")
         print(
-            f"{prefix} stopped: the loss became NaN/inf at epoch {epoch + 1}, batch {batch + 1}; "
+            f"{prefix} stopped: {nan_guard.what} became NaN/inf at {where}; "
             f"{what}. Lower the learning rate or batch size (or check the data), then start "
             "again with a new --out.",
             file=sys.stderr,

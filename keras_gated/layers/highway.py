@@ -34,6 +34,7 @@ import keras
 from keras import ops
 
 from keras_gated.layers.block import Block
+from keras_gated.layers.initializers import independent
 
 PACKAGE = "keras_gated"
 
@@ -184,7 +185,7 @@ class Highway(Block):
     def _make(self, units: int, name: str, activation, bias_initializer):
         common = dict(
             activation=activation,
-            kernel_initializer=self.kernel_initializer,
+            kernel_initializer=independent(self.kernel_initializer),  # W_H, W_T, W_C apart
             bias_initializer=bias_initializer,
             kernel_regularizer=self.kernel_regularizer,
             bias_regularizer=self.bias_regularizer,

@@ -28,7 +28,12 @@ def symmetric_pad_width(kernel_size: int, strides: int) -> int:
 
 
 def reference_conv2d(filters: int, kernel_size: int, strides: int = 1, **kwargs: Any) -> keras.layers.Conv2D:
-    """A Conv2D to be called through :func:`apply_conv` (reference padding)."""
+    """A Conv2D to be called through :func:`apply_conv` (reference padding); its kernel
+    is drawn independently of every other layer's (``layers.initializers.independent``)."""
+    from keras_gated.layers.initializers import independent
+
+    if "kernel_initializer" in kwargs:
+        kwargs["kernel_initializer"] = independent(kwargs["kernel_initializer"])
     return keras.layers.Conv2D(
         filters, kernel_size, strides=strides, padding=reference_padding(strides), **kwargs
     )

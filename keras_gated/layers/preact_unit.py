@@ -34,6 +34,7 @@ from keras import ops
 from keras_gated.layers.batch_norm import BatchNormalization
 from keras_gated.layers.padding import apply_conv, build_conv, reference_conv2d
 from keras_gated.layers.block import Block
+from keras_gated.layers.initializers import independent
 from keras_gated.layers.residual_gate import ResidualGate, check_gate_function
 
 PACKAGE = "keras_gated"
@@ -204,7 +205,7 @@ class PreActUnit(Block):
                 1,
                 strides=self.strides,
                 use_bias=use_bias,
-                kernel_initializer=self.kernel_initializer,
+                kernel_initializer=independent(self.kernel_initializer),
                 name="projection",
             )
             self.projection.build(tuple(input_shape))

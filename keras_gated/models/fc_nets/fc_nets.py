@@ -24,6 +24,7 @@ from typing import Any
 
 import keras
 
+from keras_gated.layers.initializers import independent
 from keras_gated.layers.batch_norm import BatchNormalization
 from keras_gated.layers.highway import Highway
 from keras_gated.layers.residual_gate import ResidualGate, check_gate_function
@@ -61,7 +62,8 @@ def _dense_bn_relu(x, units: int, name: str, bn_momentum: float):
 
 def _dense_act(x, units: int, name: str, activation: str, kernel_initializer):
     """One plain layer without batch norm: H(W x + b)."""
-    x = keras.layers.Dense(units, kernel_initializer=kernel_initializer, name=f"{name}_dense")(x)
+    x = keras.layers.Dense(units, kernel_initializer=independent(kernel_initializer),
+                           name=f"{name}_dense")(x)
     return keras.layers.Activation(activation, name=f"{name}_{activation}")(x)
 
 

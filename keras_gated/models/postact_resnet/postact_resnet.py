@@ -29,6 +29,7 @@ from typing import Any
 
 import keras
 
+from keras_gated.layers.initializers import independent
 from keras_gated.layers.batch_norm import BatchNormalization
 from keras_gated.layers.preact_unit import he_normal_untruncated
 from keras_gated.models.builder import (
@@ -106,7 +107,7 @@ def postact_resnet_features(
     def features(x):
         x = keras.layers.Conv2D(
             STEM_FILTERS, 3, padding="same", use_bias=False,
-            kernel_initializer=kernel_initializer, name="stem_conv",
+            kernel_initializer=independent(kernel_initializer), name="stem_conv",
         )(x)
         x = BatchNormalization(momentum=bn_momentum, epsilon=bn_epsilon, name="stem_bn")(x)
         x = keras.layers.ReLU(name="stem_relu")(x)

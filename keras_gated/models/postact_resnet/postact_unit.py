@@ -40,6 +40,7 @@ from keras import ops
 
 from keras_gated.layers.batch_norm import BatchNormalization
 from keras_gated.layers.block import Block
+from keras_gated.layers.initializers import independent
 from keras_gated.layers.padding import apply_conv, build_conv, reference_conv2d
 from keras_gated.layers.preact_unit import (
     he_normal_untruncated,
@@ -166,7 +167,7 @@ class PostActUnit(Block):
             1,
             strides=self.strides,
             use_bias=use_bias,
-            kernel_initializer=self.kernel_initializer,
+            kernel_initializer=independent(self.kernel_initializer),
             name=name,
             **kwargs,
         )

@@ -34,6 +34,7 @@ from typing import Any
 import keras
 
 from keras_gated.layers.batch_norm import BatchNormalization
+from keras_gated.layers.initializers import independent
 from keras_gated.layers.preact_unit import (
     PreActUnit,
     check_block_type,
@@ -79,7 +80,7 @@ def preact_resnet_features(
             3,
             padding="same",
             use_bias=not batch_norm,
-            kernel_initializer=kernel_initializer,
+            kernel_initializer=independent(kernel_initializer),
             name="stem_conv",
         )(x)
         for stage, width in enumerate(widths, start=1):
