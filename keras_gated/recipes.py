@@ -37,6 +37,8 @@ class Recipe:
     lr_boundaries: tuple[float, ...] = ()  # fractions of the run where the LR changes
     lr_decay: float = 1.0  # the LR is multiplied by this at every boundary
     lr_epoch_decay: float = 1.0  # and by this after every epoch (exponential decay)
+    lr_schedule: str = "step"  # "step" (boundaries / epoch decay) or "warmup_linear"
+    warmup: float = 0.0  # "warmup_linear": fraction of the steps spent rising from 0
     weight_decay: float = 0.0  # Torch λ; applied as L2(λ / 2)
     decay: str = "all"  # "all" parameters or "weights" (all but biases)
     decay_gates: bool = False  # also decay Residual Gates' k
@@ -65,7 +67,10 @@ class Recipe:
             if self.optimizer == "sgd"
             else f"Nadam(beta_1={self.beta_1})"
         )
-        if self.lr_boundaries:
+        if self.lr_schedule == "warmup_linear":
+            schedule = (f"lr 0 -> {self.learning_rate} over the first {self.warmup:.0%} of the "
+                        "steps, then linearly to 0 at the last step")
+        elif self.lr_boundaries:
             schedule = f"lr {self.learning_rate} x{self.lr_decay} at epochs {self.lr_boundary_epochs()}"
         elif self.lr_epoch_decay != 1.0:
             schedule = f"lr {self.learning_rate} x{self.lr_epoch_decay} per epoch"
@@ -170,6 +175,23 @@ WRN_CIFAR = _add(Recipe(
     flip=True,
     dropout=0.3,
     notes="Reflection padding as in the WRN code; dropout 0.3 between the convolutions.",
+))
+
+WRN_CIFAR_BUDGET = _add(replace(
+    WRN_CIFAR,
+    name="wrn_cifar_budget",
+    table="Residual Gates §3.2 (Wide ResNets) on a fixed budget of steps (no paper table)",
+    batch_size=512,
+    learning_rate=0.4,
+    lr_boundaries=(),
+    lr_decay=1.0,
+    lr_schedule="warmup_linear",
+    warmup=0.05,
+    notes="The paper's optimiser, weight decay, augmentation and dropout; batch 512 with the "
+    "learning rate scaled linearly from 0.1 at batch 128 (Goyal et al. 2017), rising from 0 over "
+    "the first 5 % of the steps and falling linearly to 0 at the last one, so that a run sized "
+    "to the time it has (`--epochs`, or the lease's deadline) ends annealed. An engineering "
+    "choice for a budget, not a paper setting.",
 ))
 
 WRN_CIFAR_KDECAY = _add(replace(

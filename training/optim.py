@@ -45,6 +45,14 @@ def apply_weight_decay(model: keras.Model, recipe: Recipe) -> int:
 
 def learning_rate_schedule(recipe: Recipe, steps_per_epoch: int):
     """The recipe's learning rate as a Keras schedule over optimizer steps."""
+    if recipe.lr_schedule == "warmup_linear":
+        from training.schedules import WarmupLinearDecay
+
+        return WarmupLinearDecay(recipe.learning_rate, recipe.epochs * steps_per_epoch, recipe.warmup)
+    if recipe.lr_schedule != "step":
+        raise ValueError(
+            f"Unknown recipe `lr_schedule`={recipe.lr_schedule!r}. Allowed: step, warmup_linear."
+        )
     if recipe.lr_epoch_decay != 1.0:
         if recipe.lr_boundaries:
             raise ValueError(f"Recipe {recipe.name!r} has both step boundaries and an epoch decay; pick one.")

@@ -382,7 +382,11 @@ def remeasure(folder: Path, command: str) -> dict:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m training.release", description=__doc__.split("\n")[0])
     parser.add_argument("run", type=Path, nargs="?",
-                        help="a finished run folder, named by weight id")
+                        help="a finished run folder, named by weight id, or a lease bundle "
+                        "(python -m training.lease run --out)")
+    parser.add_argument("--out", type=Path, default=None,
+                        help="a lease bundle without --register: the folder to write the "
+                        "release into (zoo/ is written only with --register)")
     parser.add_argument("--is-released", metavar="WEIGHT_ID",
                         help="only answer, by the exit code (0: yes, 1: no), whether the data "
                         "files register released weights WEIGHT_ID")
@@ -434,6 +438,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     from keras_gated.errors import (
         run_command,  # one sentence and an exit code on failure
     )
+
+    from training.release_bundle import is_bundle, release_bundle
+
+    if is_bundle(args.run):
+        if args.twin:
+            parser.error("--twin compares run folders; a lease bundle is released alone")
+        if not args.register and args.out is None:
+            parser.error("a lease bundle is released into zoo/ with --register, or into --out DIR")
+
+        def release_lease_bundle() -> int:
+            release_bundle(args.run, notes=args.notes, caveat=args.caveat, zoo=ROOT / "zoo",
+                           out=args.out, register_in=CFGS_DIR if args.register else None,
+                           readme=README if args.register else None)
+            return 0
+
+        return run_command("training.release", release_lease_bundle, debug=args.debug)
 
     def release_run() -> int:
         release(args.run, args.notes, register_in=CFGS_DIR if args.register else None,

@@ -145,9 +145,17 @@ def check_finite(path: str | Path, *, origin: str) -> None:
     for h5 in _h5_files(path):
         names = _layer_names(h5, names)
         for name, dataset in _datasets(h5):
-            if name.startswith("optimizer/") or dataset.dtype.kind not in "fc":
+            if name.startswith("optimizer/"):
                 continue
-            if not np.isfinite(dataset[()]).all():
+            if dataset.attrs.get("dtype") == "bfloat16":  # Keras's form of bfloat16 arrays
+                import ml_dtypes
+
+                value = np.asarray(dataset[()]).view(ml_dtypes.bfloat16).astype(np.float32)
+            elif dataset.dtype.kind in "fc":
+                value = dataset[()]
+            else:
+                continue
+            if not np.isfinite(value).all():
                 layer = names.get(dataset.parent.name)
                 where = f"{name} (layer {layer!r})" if layer else name
                 raise WeightsFileError(

@@ -112,3 +112,50 @@ def _remove_sharded(folder: Path) -> None:
     (folder / SHARD_INDEX).unlink(missing_ok=True)
     for shard in folder.glob("model_*.weights.h5"):
         shard.unlink()
+
+
+def narrow_to_bfloat16(path: str | os.PathLike) -> int:
+    """Store every float32 array of a Keras weight file (or of each shard of an index)
+    whose values are all exactly bfloat16 numbers as bfloat16, in Keras's own form (a
+    2-byte dataset with the attribute ``dtype="bfloat16"``), which Keras loads into
+    float32 variables exactly. Lossless: other arrays (BatchNorm moving statistics kept
+    in float32) stay as they are. Each file is written anew beside itself and then
+    replaces it (HDF5 does not give back the space of a replaced dataset). Returns how
+    many arrays were narrowed."""
+    import h5py
+
+    narrowed = 0
+    for file in weight_files(path):
+        partial = file.with_name(f"partial-{file.name}")
+        with h5py.File(file, "r") as source, h5py.File(partial, "w") as target:
+            narrowed += _copy_narrowed(source, target)
+        os.replace(partial, file)
+    return narrowed
+
+
+def _copy_narrowed(source: Any, target: Any) -> int:
+    """Copy an HDF5 group's attributes, groups and datasets, narrowing exact-bfloat16
+    float32 arrays (see ``narrow_to_bfloat16``); returns how many were narrowed."""
+    import h5py
+    import ml_dtypes
+    import numpy as np
+
+    for key, value in source.attrs.items():
+        target.attrs[key] = value
+    narrowed = 0
+    for name, item in source.items():
+        if isinstance(item, h5py.Group):
+            narrowed += _copy_narrowed(item, target.create_group(name))
+            continue
+        value = item[()]
+        attrs = dict(item.attrs)
+        if item.dtype == np.float32 and "dtype" not in attrs:
+            low = value.astype(ml_dtypes.bfloat16)
+            if np.array_equal(low.astype(np.float32), value):
+                value = low
+                attrs["dtype"] = "bfloat16"
+                narrowed += 1
+        dataset = target.create_dataset(name, data=value)
+        for key, item_value in attrs.items():
+            dataset.attrs[key] = item_value
+    return narrowed

@@ -1,0 +1,91 @@
+"""The lease, rehearsed on CPU end to end: ``prepare`` here, ``run`` in a fresh virtual
+environment made like the lease host's (Python 3.12, jax at the host's version, no Keras,
+no TensorFlow: Keras comes from the carried wheels), then ``release`` of its bundle.
+
+Slow (a virtual environment, wheels and an evaluation on the full test split): CI runs it
+on its own (``.ci/run``), ``bash tests/run.sh -m slow -k rehearsal`` here.
+"""
+
+import glob
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+HOST_JAX = "0.11.2"
+HOST_PACKAGES = [f"jax=={HOST_JAX}", "numpy", "h5py", "ml-dtypes", "pillow", "huggingface_hub",
+                 "absl-py", "rich"]
+LEASE_DIR = ".lease-rehearsal"
+
+
+def python312() -> str | None:
+    candidates = [shutil.which("python3.12"), *sorted(glob.glob(
+        os.path.expanduser("~/.pyenv/versions/3.12*/bin/python3.12")))]
+    for candidate in filter(None, candidates):
+        if subprocess.run([candidate, "--version"], capture_output=True).returncode == 0:
+            return candidate
+    return None
+
+
+def run(*command, cwd=ROOT, env=None, check=True, timeout=900):
+    result = subprocess.run([str(c) for c in command], cwd=cwd, env=env, capture_output=True,
+                            text=True, timeout=timeout)
+    if check and result.returncode != 0:
+        raise AssertionError(f"{command} exited {result.returncode}:\n{result.stdout[-3000:]}\n"
+                             f"{result.stderr[-3000:]}")
+    return result
+
+
+@pytest.mark.slow
+def test_prepare_run_and_release_rehearse_a_lease_on_cpu(tmp_path):
+    from training.lease.bundle import check_limits
+
+    host_python = python312()
+    if host_python is None:
+        if os.environ.get("CI"):
+            pytest.fail("CI needs a Python 3.12 for the lease rehearsal (the host's version).")
+        pytest.skip("no Python 3.12 here: the lease host's Python")
+    venv = tmp_path / "host"
+    run(host_python, "-m", "venv", venv)
+    host = venv / "bin" / "python"
+    run(host, "-m", "pip", "install", "-q", *HOST_PACKAGES, timeout=1200)
+    assert run(host, "-c", "import keras", check=False).returncode != 0  # as on the host
+    assert run(host, "-c", "import tensorflow", check=False).returncode != 0
+
+    env = {k: v for k, v in os.environ.items() if k not in ("KERAS_BACKEND", "PYTHONPATH")}
+    try:
+        first = run(sys.executable, "-m", "training.lease", "prepare", "--out", LEASE_DIR,
+                    env=env, check=False)
+        if first.returncode != 0:  # a large release in zoo/: left behind for the call
+            assert "leave-behind" in first.stderr, first.stderr
+            run(sys.executable, "-m", "training.lease", "leave-behind", "--out", LEASE_DIR, env=env)
+            first = run(sys.executable, "-m", "training.lease", "prepare", "--out", LEASE_DIR, env=env)
+        assert "a lease call copies" in first.stdout
+        copied = float(first.stdout.split("files, ")[1].split(" MiB")[0])
+        assert copied <= 60.0
+
+        bundle = tmp_path / "bundle"
+        started = run(host, "-m", "training.lease", "run", "--model", "gresnet20", "--minutes", "5",
+                      "--max-steps", "6", "--batch-size", "32", "--out", bundle,
+                      "--lease-dir", LEASE_DIR, env=env)
+        assert "checked against the manifest" in started.stdout
+    finally:
+        run(sys.executable, "-m", "training.lease", "restore", env=env)
+        shutil.rmtree(ROOT / LEASE_DIR, ignore_errors=True)
+    check_limits(bundle)
+    metrics = json.loads((bundle / "metrics.json").read_text())
+    assert metrics["status"] == "finished" and metrics["steps_done"] == metrics["steps"] == 6
+    assert metrics["training_ended_before_deadline"]
+    assert any(w.startswith("keras-") for w in metrics["wheels_unpacked"])  # carried Keras
+    assert metrics["versions"]["jax"] == HOST_JAX
+
+    released = run(sys.executable, "-m", "training.release", bundle, "--out", tmp_path / "release",
+                   env={**env, "KERAS_BACKEND": "jax"})
+    record = json.loads((tmp_path / "release" / "gresnet20.cifar10" / "metrics.json").read_text())
+    assert record["test_accuracy"] == round(metrics["test_accuracy"], 4), released.stdout
+    assert record["gpu_test_accuracy"] == metrics["test_accuracy"]

@@ -1,0 +1,375 @@
+"""``python -m training.lease run``: train on a lent accelerator until a deadline, then
+evaluate and write a bundle.
+
+    python -m training.lease run --model gwrn_28_10 --dataset cifar10 --minutes 9.5 --out DIR
+
+Phases, each timed in the bundle's ``metrics.json``:
+
+1. set-up: Keras from the carried wheels when the host has none; the carried data decoded
+   and checked against the manifest's sha256s; the training set put on the device;
+2. compile: the model built (``mixed_bfloat16`` on a GPU/TPU), the compiled training step
+   (``training.lease.device_step``) and the evaluation steps compiled, and the step's
+   throughput measured on a throw-away copy of the initial state;
+3. sizing: the number of steps T that ends before the deadline (counted from this
+   command's start), less a reserve for the evaluation and the bundle; the recipe's
+   learning-rate schedule is laid over exactly those T steps;
+4. training: T steps on all training images (a fresh order each epoch, whole batches),
+   one progress line at least every 30 s, and a bundle of the current net refreshed every
+   few minutes, so a call killed at its limit still brings one back;
+5. evaluation: the test split in float32 on the weights rounded to bfloat16, i.e. exactly
+   the weights the bundle holds; then the final bundle.
+
+Exit status 0 only when all T steps ran and the test accuracy is finite.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import math
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+STARTED = time.time()  # the command's start: the deadline counts from here
+LEASE_DIR = Path(".lease")
+PROGRESS_SECONDS = 20.0
+
+
+def _say(message: str) -> None:
+    print(f"[lease {time.time() - STARTED:6.1f}s] {message}", flush=True)
+
+
+def carried_site(lease_dir: Path) -> list[str]:
+    """Make the carried wheels importable before anything imports them: Pillow always
+    (the pixels were checked with that Pillow's decoder) when its wheel fits this Python;
+    Keras, optree and namex when Keras is missing. Returns the wheels unpacked."""
+    import tempfile
+
+    from training.lease.bootstrap import missing, unpack_wheels
+
+    wheels = sorted((lease_dir / "wheels").glob("*.whl"))
+    tag = f"cp{sys.version_info.major}{sys.version_info.minor}"
+    chosen = [w for w in wheels if w.name.lower().startswith("pillow-") and f"-{tag}-" in w.name]
+    if missing("keras"):
+        chosen += [w for w in wheels if not w.name.lower().startswith("pillow-")]
+    if not chosen:
+        return []
+    return unpack_wheels(chosen, Path(tempfile.mkdtemp(prefix="keras-gated-lease-site-")))
+
+
+def learning_rate_fn(recipe):
+    """η(t, T) of the recipe over T steps, for the compiled step (T a traced scalar)."""
+    import jax.numpy as jnp
+
+    from training.schedules import warmup_linear_decay
+
+    if recipe.lr_schedule == "warmup_linear":
+        return lambda t, total: warmup_linear_decay(t, recipe.learning_rate, total, recipe.warmup)
+    if recipe.lr_epoch_decay != 1.0:
+        raise SystemExit(f"Recipe {recipe.name!r} decays per epoch: use a budget recipe for a lease.")
+
+    def step_schedule(t, total):
+        passed = sum(
+            (t >= jnp.round(f * total)).astype(jnp.float32) for f in recipe.lr_boundaries
+        ) if recipe.lr_boundaries else jnp.float32(0.0)
+        return recipe.learning_rate * recipe.lr_decay ** passed
+
+    return step_schedule
+
+
+def size_schedule(*, now: float, deadline: float, reserve: float, steps_per_second: float,
+                  snapshot_seconds: float, snapshot_cost: float, max_steps: int | None) -> int:
+    """The whole number of steps that ends before ``deadline`` less ``reserve`` seconds,
+    at the measured rate, counting the time the periodic bundles take (at least 1)."""
+    available = deadline - now - reserve
+    snapshots = max(0.0, available / snapshot_seconds) if snapshot_seconds > 0 else 0.0
+    available -= snapshots * snapshot_cost
+    steps = int(math.floor(0.97 * max(0.0, available) * steps_per_second))
+    if max_steps is not None:
+        steps = min(steps, max_steps)
+    return max(1, steps)
+
+
+def main(args: argparse.Namespace) -> int:
+    deadline = STARTED + 60.0 * args.minutes
+    phases: dict[str, float] = {}
+    lease_dir = Path(args.lease_dir)
+    os.environ.setdefault("KERAS_BACKEND", "jax")
+    wheels = carried_site(lease_dir)
+    import numpy as np
+
+    import jax
+    import jax.numpy as jnp
+    import keras
+
+    if keras.backend.backend() != "jax":
+        raise SystemExit("The lease run trains on the JAX backend: unset KERAS_BACKEND or set it to jax.")
+    from keras_gated import create_model
+    from keras_gated.recipes import get_recipe
+    from training.lease import bundle as bundle_io
+    from training.lease.compact_data import load_split
+    from training.lease.device_step import (
+        Augmentation, epoch_order, evaluate, initial_state, make_eval_step, make_train_step,
+    )
+    from training.optim import decayed_variables
+
+    out = Path(args.out)
+    if out.exists() and not (out.is_dir() and bundle_io.is_bundle_or_empty(out)):
+        raise SystemExit(f"{out} exists and is not an empty folder or a lease bundle: give a new --out.")
+
+    # 1. set-up -------------------------------------------------------------------------
+    if args.dataset != "cifar10":
+        raise SystemExit(f"The lease run carries CIFAR-10 only, not {args.dataset!r}: use --dataset cifar10.")
+    manifest_path = lease_dir / "manifest.json"
+    if not manifest_path.is_file():
+        raise SystemExit(f"No {manifest_path}: run `python -m training.lease prepare` first.")
+    manifest = json.loads(manifest_path.read_text())
+    data = {e["split"]: e for e in manifest["data"]}
+    x_train, y_train = load_split(lease_dir / data["train"]["file"], data["train"])
+    x_test, y_test = load_split(lease_dir / data["test"]["file"], data["test"])
+    device = jax.devices()[0]
+    accelerated = device.platform in ("gpu", "tpu")
+    images = jax.device_put(x_train, device)
+    labels = jax.device_put(y_train, device)
+    test_images = jax.device_put(x_test, device)
+    test_labels = np.asarray(y_test)
+    _say(f"data: {len(y_train)} train, {len(y_test)} test images checked against the manifest; "
+         f"device {device.device_kind}; wheels unpacked: {', '.join(wheels) or 'none'}")
+    phases["setup_s"] = time.time() - STARTED
+
+    # 2. model, compiled steps, measured throughput -------------------------------------
+    t0 = time.time()
+    recipe = get_recipe(args.recipe)
+    batch = args.batch_size or recipe.batch_size
+    precision = args.precision or ("mixed_bfloat16" if accelerated else "float32")
+    keras.config.set_dtype_policy(precision)
+    keras.utils.set_random_seed(args.seed)
+    from keras_gated import get_model_entry
+
+    takes_dropout = recipe.dropout is not None and get_model_entry(args.model).supports_dropout
+    model_kwargs = {"dropout": recipe.dropout} if takes_dropout else {}
+    model = create_model(args.model, **model_kwargs)
+    optimizer = keras.optimizers.SGD(
+        0.0, momentum=recipe.momentum, nesterov=recipe.nesterov,
+        global_clipnorm=recipe.gradient_clip_norm,
+    )
+    state = initial_state(model, optimizer)
+    step = make_train_step(
+        model, optimizer, decayed=decayed_variables(model, recipe),
+        weight_decay=recipe.weight_decay,
+        aug=Augmentation(recipe.pad, recipe.pad_mode, recipe.flip),
+        learning_rate=learning_rate_fn(recipe),
+    )
+    keras.config.set_dtype_policy("float32")
+    eval_model = create_model(args.model, **model_kwargs)
+    keras.config.set_dtype_policy(precision)
+    predict_low = make_eval_step(model)
+    predict_f32 = make_eval_step(eval_model)
+    steps_per_epoch = len(y_train) // batch
+    if steps_per_epoch < 1:
+        raise SystemExit(f"--batch-size {batch} is larger than the {len(y_train)} training images.")
+    key = jax.random.PRNGKey(args.seed)
+
+    total_steps_guess = 10 * steps_per_epoch  # the trial's schedule: its steps are thrown away
+    trial = jax.tree_util.tree_map(jnp.copy, state)
+    order = epoch_order(jax.random.fold_in(key, 10**6), len(y_train), batch)
+    trial = step(trial, images, labels, order[0], key, total_steps_guess)
+    jax.block_until_ready(trial.metrics)
+    phases["compile_s"] = time.time() - t0
+    with jax.default_matmul_precision("float32"):
+        jax.block_until_ready(predict_f32(
+            [v.value for v in eval_model.trainable_variables],
+            [v.value for v in eval_model.non_trainable_variables], test_images[:batch]))
+    jax.block_until_ready(predict_low(state.trainable, state.non_trainable, test_images[:batch]))
+    for i in range(1, 6):  # warm-up: the first runs of a compiled program are slower
+        trial = step(trial, images, labels, order[i], key, total_steps_guess)
+    jax.block_until_ready(trial.metrics)
+    trial_steps, t1 = 0, time.time()
+    while trial_steps < 10 or time.time() - t1 < args.measure_seconds:
+        trial = step(trial, images, labels, order[(6 + trial_steps) % steps_per_epoch], key,
+                     total_steps_guess)
+        trial_steps += 1
+        if trial_steps % 5 == 0:
+            jax.block_until_ready(trial.metrics)
+    jax.block_until_ready(trial.metrics)
+    steps_per_second = trial_steps / (time.time() - t1)
+    del trial
+    snapshot_cost = 0.0
+    t2 = time.time()
+    named = bundle_io.state_weights(model, state.trainable, state.non_trainable)
+    snapshot_cost = time.time() - t2 + 1.0  # the copy to the host, plus writing at level 1
+    phases["model_and_compile_s"] = time.time() - t0
+    _say(f"{args.model} ({precision}): compiled in {phases['compile_s']:.1f}s; "
+         f"{steps_per_second * batch:.0f} img/s at batch {batch} over {trial_steps} trial steps")
+
+    # 3. sizing -------------------------------------------------------------------------
+    total_steps = size_schedule(
+        now=time.time(), deadline=deadline, reserve=args.reserve,
+        steps_per_second=steps_per_second, snapshot_seconds=60.0 * args.snapshot_minutes,
+        snapshot_cost=snapshot_cost, max_steps=args.max_steps,
+    )
+    epochs = total_steps / steps_per_epoch
+    expected_end = time.time() + total_steps / steps_per_second
+    _say(f"schedule: {total_steps} steps = {epochs:.2f} epochs of {steps_per_epoch} steps "
+         f"({recipe.describe()}); training ends at ~{expected_end - STARTED:.0f}s, deadline "
+         f"{deadline - STARTED:.0f}s")
+
+    base_metrics = {
+        "status": "in progress",
+        "command": "python -m training.lease " + " ".join(sys.argv[1:]),
+        "model": args.model,
+        "dataset": "cifar10",
+        "data_note": "CIFAR-10, JPEG q75 copy of the standard splits",
+        "recipe": recipe.name,
+        "recipe_description": recipe.describe(),
+        "recipe_fields": dataclasses.asdict(recipe),
+        "batch_size": batch,
+        "precision": precision,
+        "seed": args.seed,
+        "steps": total_steps,
+        "steps_per_epoch": steps_per_epoch,
+        "epochs": round(epochs, 3),
+        "minutes": args.minutes,
+        "device": device.device_kind,
+        "platform": device.platform,
+        "versions": {"jax": jax.__version__, "keras": keras.__version__,
+                     "python": platform.python_version(), "numpy": np.__version__},
+        "wheels_unpacked": wheels,
+        "trial_img_per_s": round(steps_per_second * batch, 1),
+    }
+
+    # 4. training -----------------------------------------------------------------------
+    t_train = time.time()
+    log_rows: list[dict] = []
+    resizes: list[dict] = []
+    base_metrics["schedule_resized"] = resizes
+    last_print = last_snapshot = time.time()
+    done = 0
+    bad = False
+    epoch = 0
+
+    def snapshot(level: int, status: str, extra: dict | None = None) -> None:
+        named = bundle_io.state_weights(model, state.trainable, state.non_trainable)
+        record = {**base_metrics, "status": status, "steps_done": done,
+                  "phases": dict(phases), **(extra or {})}
+        bundle_io.write_bundle(out, named, record, log_rows, level=level)
+
+    while done < total_steps and not bad:
+        order = epoch_order(jax.random.fold_in(key, epoch), len(y_train), batch)
+        epoch_start = time.time()
+        in_epoch = min(steps_per_epoch, total_steps - done)
+        for i in range(in_epoch):
+            if done >= total_steps:  # the schedule was shortened in this epoch
+                break
+            state = step(state, images, labels, order[i], key, total_steps)
+            done += 1
+            now = time.time()
+            if now - last_print >= PROGRESS_SECONDS:
+                jax.block_until_ready(state.metrics)
+                now = time.time()
+                rate = done * batch / (now - t_train)
+                eta = t_train + total_steps * (now - t_train) / done
+                _say(f"epoch {epoch + 1} step {done}/{total_steps} {rate:.0f} img/s, "
+                     f"elapsed {now - STARTED:.0f}s, expected end of training {eta - STARTED:.0f}s")
+                last_print = now
+                if done < 0.1 * total_steps:
+                    # Early in the run (the warm-up), the schedule's length may still follow
+                    # the measured rate, if the trial steps misjudged it by over 3 %.
+                    resized = size_schedule(
+                        now=now, deadline=deadline, reserve=args.reserve,
+                        steps_per_second=done / (now - t_train),
+                        snapshot_seconds=60.0 * args.snapshot_minutes,
+                        snapshot_cost=snapshot_cost, max_steps=args.max_steps,
+                    ) + done
+                    if abs(resized - total_steps) > 0.03 * total_steps:
+                        _say(f"schedule resized from {total_steps} to {resized} steps at the measured rate")
+                        resizes.append({"at_step": done, "from": total_steps, "to": resized})
+                        total_steps = resized
+                        base_metrics["steps"] = total_steps
+                        base_metrics["epochs"] = round(total_steps / steps_per_epoch, 3)
+        loss_sum, correct, seen, nonfinite = (float(v) for v in state.metrics)
+        state.metrics = jnp.zeros_like(state.metrics)
+        epoch += 1
+        now = time.time()
+        lr = float(learning_rate_fn(recipe)(jnp.float32(done - 1), jnp.float32(total_steps)))
+        log_rows.append({
+            "epoch": epoch, "steps": done, "lr_last": f"{lr:.6g}",
+            "loss": f"{loss_sum / max(seen, 1):.5f}", "accuracy": f"{correct / max(seen, 1):.5f}",
+            "epoch_s": f"{now - epoch_start:.2f}", "elapsed_s": f"{now - STARTED:.1f}",
+        })
+        if nonfinite:
+            bad = True
+            _say(f"non-finite training loss in epoch {epoch}: stopping")
+        if now - last_snapshot >= 60.0 * args.snapshot_minutes and done < total_steps:
+            snapshot(1, "in progress")
+            last_snapshot = time.time()
+    jax.block_until_ready(state.metrics)
+    phases["train_s"] = time.time() - t_train
+    train_rate = done * batch / phases["train_s"]
+    _say(f"trained {done} steps ({done / steps_per_epoch:.2f} epochs) in {phases['train_s']:.0f}s, "
+         f"{train_rate:.0f} img/s")
+
+    # 5. evaluation on the bfloat16-rounded weights, and the bundle ---------------------
+    t3 = time.time()
+    named = bundle_io.state_weights(model, state.trainable, state.non_trainable)
+    rounded = {p: (bundle_io.to_bfloat16(v).astype(np.float32) if low else v) for p, v, low in named}
+    f32_trainable = [jnp.asarray(rounded[v.path]) for v in eval_model.trainable_variables]
+    f32_non_trainable = [jnp.asarray(rounded[v.path]) if v.path in rounded else v.value
+                         for v in eval_model.non_trainable_variables]
+    from training.lease.device_step import TrainState
+
+    with jax.default_matmul_precision("float32"):
+        result = evaluate(predict_f32, TrainState(f32_trainable, f32_non_trainable, [], None),
+                          test_images, test_labels, batch)
+    low_trainable = [jnp.asarray(rounded[v.path], v.value.dtype) for v in model.trainable_variables]
+    result_low = evaluate(predict_low, TrainState(low_trainable, state.non_trainable, [], None),
+                          test_images, test_labels, batch)
+    phases["evaluate_s"] = time.time() - t3
+    finished = done == total_steps and not bad
+    ok = finished and result["finite"] and math.isfinite(result["loss"])
+    final = {
+        "status": "finished" if finished else "stopped: non-finite training loss",
+        "steps_done": done,
+        "epochs_done": round(done / steps_per_epoch, 3),
+        "train_img_per_s": round(train_rate, 1),
+        "test_accuracy": result["accuracy"],
+        "test_loss": result["loss"],
+        "test_accuracy_note": "float32 compute on the bfloat16-rounded weights the bundle holds",
+        f"test_accuracy_{precision}": result_low["accuracy"],
+        "train_accuracy_last_epoch": float(log_rows[-1]["accuracy"]) if log_rows else None,
+    }
+    phases["total_s_before_bundle"] = time.time() - STARTED
+    final["training_ended_before_deadline"] = t_train + phases["train_s"] <= deadline
+    snapshot(args.level, final["status"], {**final, "phases": phases})
+    end = time.time()
+    final["ended_before_deadline"] = end <= deadline
+    _say(f"bundle written in {end - t3 - phases['evaluate_s']:.1f}s; command time {end - STARTED:.1f}s")
+    _say(f"test accuracy {result['accuracy']:.4f} (float32 on the bf16 weights), "
+         f"{result_low['accuracy']:.4f} ({precision}); bundle in {out}; "
+         f"{'before' if final['ended_before_deadline'] else 'AFTER'} the deadline")
+    return 0 if ok else 1
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--model", required=True, help="registry name, e.g. gwrn_28_10")
+    parser.add_argument("--dataset", default="cifar10", help="cifar10 (the carried data)")
+    parser.add_argument("--minutes", type=float, required=True,
+                        help="the deadline, in minutes from this command's start")
+    parser.add_argument("--out", required=True, help="the bundle's folder (new, or a bundle)")
+    parser.add_argument("--recipe", default="wrn_cifar_budget", help="a recipe for a budget")
+    parser.add_argument("--batch-size", type=int, default=None, help="default: the recipe's")
+    parser.add_argument("--precision", default=None, help="default: mixed_bfloat16 on a GPU/TPU, else float32")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--max-steps", type=int, default=None, help="cap the sized schedule (rehearsals)")
+    parser.add_argument("--reserve", type=float, default=40.0,
+                        help="seconds kept for the evaluation and the bundle")
+    parser.add_argument("--snapshot-minutes", type=float, default=3.0,
+                        help="minutes between bundles of the net in training")
+    parser.add_argument("--measure-seconds", type=float, default=3.0,
+                        help="seconds of trial steps that measure the throughput")
+    parser.add_argument("--level", type=int, default=9, help="zlib level of the final bundle")
+    parser.add_argument("--lease-dir", default=str(LEASE_DIR), help=argparse.SUPPRESS)
