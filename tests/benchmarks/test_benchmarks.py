@@ -3,6 +3,7 @@ the same architectures as the keras-gated models they are compared with."""
 
 from __future__ import annotations
 
+import importlib.util
 import argparse
 import json
 import subprocess
@@ -82,13 +83,16 @@ def test_on_a_gpu_the_variants_are_mixed_precision_for_every_backend_and_the_pee
     gpu = implementations(["jax", "torch"], peer=True, variants=True, gpu=True)
     precisions = {(i.get("backend", "peer"), i.get("precision", "float32")) for i in gpu if i["impl"] == "keras"}
     assert precisions == {(b, p) for b in ("jax", "torch") for p in ("float32", "mixed_bfloat16", "mixed_float16")}
+    cpu = implementations(["tensorflow"], peer=False, variants=True, gpu=False)
+    assert {i.get("precision") for i in cpu} == {None, "mixed_bfloat16"}  # the CPU trap, shown
     peers = [i for i in gpu if i["impl"] == "torch"]
+    if importlib.util.find_spec("torch") is None:
+        assert not peers  # without PyTorch the peer is left out of the run, not failed
+        return
     assert any(p.get("precision") == "mixed_bfloat16" for p in peers)
     # The peer at its best: torch.compile, in float32 and with bf16 autocast.
     compiled = {p.get("precision", "float32") for p in peers if p.get("compile")}
     assert compiled == {"float32", "mixed_bfloat16"}
-    cpu = implementations(["tensorflow"], peer=False, variants=True, gpu=False)
-    assert {i.get("precision") for i in cpu} == {None, "mixed_bfloat16"}  # the CPU trap, shown
 
 
 def test_summary_compares_with_the_float32_channels_last_peer_and_leaves_out_cpu_peak_on_a_gpu():
