@@ -167,9 +167,17 @@ def _compressed_names() -> set[str]:
 
 
 def _cmd_pull(args: argparse.Namespace) -> int:
-    from keras_gated.pretrained.hub import pull
+    from keras_gated.pretrained.hub import HubDownloadError, pull
 
-    folder = pull(args.name)
+    try:
+        folder = pull(args.name)
+    except HubDownloadError as error:
+        if error.local is None:
+            raise
+        label, path = error.local
+        print(f"{args.name} is already here: the {label} copy {path} (sha256 checked) "
+              "serves it, so nothing needs downloading (the Hub could not be reached).")
+        return 0
     print(f"cached {args.name} in {folder}")
     for path in sorted(p for p in folder.rglob("*") if p.is_file()):
         print(f"  {path.relative_to(folder).as_posix()}")

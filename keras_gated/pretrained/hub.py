@@ -21,12 +21,13 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from keras_gated.pretrained.config import HUB_ORG
+from keras_gated.pretrained.config import HUB_ORG, PlannedWeightsError
 from keras_gated.registry.weights import get_pretrained_cfg
 from keras_gated.pretrained.sources import (
     HF_PREFIX,
     ChecksumError,
     check_files,
+    local_copy,
     network_errors,
     parse_hf_ref,
     unreachable_message,
@@ -148,7 +149,15 @@ def publish(
 
 
 class HubDownloadError(OSError):
-    """A Hub download failed (missing repo or revision, network): exit 1."""
+    """A Hub download failed (missing repo or revision, network): exit 1.
+
+    ``local`` is ``(label, weight file)`` of a checked local copy (``zoo/`` or the
+    wheel's bundled one) that serves the weights without the download, else None.
+    """
+
+    def __init__(self, message: str, local: tuple[str, Path] | None = None) -> None:
+        super().__init__(message)
+        self.local = local
 
 
 class HubAuthError(PermissionError):
@@ -199,10 +208,15 @@ def pull(name: str, *, token: str | None = None) -> Path:
                 "revision, and that HF_TOKEN can read it if it is private."
             ) from None
     cfg = get_pretrained_cfg(name)
+    if not cfg.released:
+        from keras_gated.pretrained.planned import planned_message
+
+        raise PlannedWeightsError(planned_message(cfg))
     try:
         folder = Path(snapshot_download(cfg.hf_hub_id, revision=cfg.revision, token=token))
     except network_errors() as error:  # offline: name the local copy that serves it
-        raise HubDownloadError(unreachable_message(cfg, error)) from None
+        found = local_copy(cfg)
+        raise HubDownloadError(unreachable_message(cfg, error, found), local=found) from None
     missing = [name for name in cfg.files if not (folder / name).is_file()]
     if missing:
         raise ValueError(

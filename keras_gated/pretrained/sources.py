@@ -457,12 +457,13 @@ def network_errors() -> tuple[type[BaseException], ...]:
     return (*errors, httpx.HTTPError)
 
 
-def unreachable_message(cfg: PretrainedCfg, error: BaseException) -> str:
+def unreachable_message(cfg: PretrainedCfg, error: BaseException,
+                        found: tuple[str, Path] | None = None) -> str:
     """One sentence for a download of released weights that could not reach the Hub:
-    the local copy that already serves them, or how to get them."""
+    the local copy that already serves them (``found``, from ``local_copy``), or how to
+    get them."""
     reason = f"{type(error).__name__}, HF_HUB_OFFLINE" if _offline() else type(error).__name__
     where = f"Cannot reach the Hub for {cfg.hf_hub_id} ({reason})"
-    found = local_copy(cfg)
     if found is not None:
         label, path = found
         return (

@@ -1,5 +1,6 @@
 """Where a habit meets keras-gated's own vocabulary, one sentence says what to do:
-``weights="imagenet"``, 1-channel 28x28 inputs for CIFAR weights, ``pull`` offline."""
+``weights="imagenet"``, 1-channel 28x28 inputs for CIFAR weights, ``pull`` offline or of
+planned weights."""
 
 from pathlib import Path
 
@@ -44,3 +45,28 @@ def test_pull_offline_names_the_local_copy_that_serves_the_weights(zoo, tmp_path
         assert "zoo/ copy" in message and "no download is needed" in message
     else:
         assert "no local copy serves it" in message and "KERAS_GATED_ZOO" in message
+
+
+def test_cli_pull_of_weights_a_local_copy_serves_exits_0_saying_so(monkeypatch, capsys):
+    import huggingface_hub
+
+    from keras_gated.cli import main
+
+    monkeypatch.setenv("KERAS_GATED_ZOO", str(ZOO))
+    monkeypatch.setattr(huggingface_hub, "snapshot_download", _unreachable)
+    assert main(["pull", "gresnet20.cifar10"]) == 0
+    captured = capsys.readouterr()
+    assert captured.err == ""
+    assert "already here" in captured.out and str(ZOO / "gresnet20.cifar10") in captured.out
+
+
+def test_cli_pull_of_planned_weights_says_they_are_planned(monkeypatch, capsys):
+    import huggingface_hub
+
+    from keras_gated.cli import main
+
+    monkeypatch.setattr(huggingface_hub, "snapshot_download", _unreachable)
+    assert main(["pull", "wrn_28_10.cifar10"]) == 2
+    error = capsys.readouterr().err
+    assert "internal error" not in error and "IndexError" not in error
+    assert "'wrn_28_10.cifar10' are planned, not released" in error
