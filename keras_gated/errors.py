@@ -6,6 +6,9 @@
   folder): an ``OSError``;
 * a traceback only with ``--debug`` or ``KERAS_GATED_DEBUG=1``.
 
+An error whose full message spans several lines may carry a ``summary`` (one short
+paragraph, e.g. ``PlannedWeightsError``'s): that is what is printed.
+
 Nothing here imports Keras, so the CLIs can use it before choosing a backend.
 """
 
@@ -68,7 +71,7 @@ def run_command(prog: str, command: Callable[[], int], *, debug: bool = False) -
     except ValueError as error:
         if debug_enabled(debug):
             raise
-        print(f"{prog}: error: {error}", file=sys.stderr)
+        print(f"{prog}: error: {getattr(error, 'summary', None) or error}", file=sys.stderr)
         return USER_ERROR
     except OSError as error:
         if debug_enabled(debug):

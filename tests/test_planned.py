@@ -112,3 +112,32 @@ def test_cli_lists_planned_checkpoints(capsys):
     assert main(["list", "--planned", "*wrn*"]) == 0
     lines = capsys.readouterr().out.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("wrn_28_10.cifar10") and "3.89 %" in lines[0]
+
+
+def test_planned_error_names_the_released_weights_of_the_same_family():
+    with pytest.raises(PlannedWeightsError) as error:
+        kg.create_model("gresnet110", weights="cifar10")
+    assert "gresnet20.cifar10" in str(error.value)
+
+
+@pytest.mark.parametrize("argv", [["pull", "gresnet110.cifar10"],
+                                  ["evaluate", "gresnet110", "--weights", "cifar10",
+                                   "--dataset", "cifar10"]])
+def test_cli_planned_error_is_one_short_paragraph_naming_the_family_releases(argv, capsys):
+    from keras_gated.cli import main
+
+    assert main(argv) == 2
+    error = capsys.readouterr().err
+    assert "Traceback" not in error and error.count("\n") == 1, error
+    assert "'gresnet110.cifar10' are planned, not released" in error
+    assert "gresnet20.cifar10" in error and "keras-gated info gresnet110.cifar10" in error
+    assert len(error) < 600, error
+
+
+def test_cli_planned_error_without_released_relatives_names_those_of_its_data_set(capsys):
+    from keras_gated.cli import main
+
+    assert main(["pull", "wrn_28_10.cifar10"]) == 2
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1 and "wide_resnet" in error
+    assert "gwrn_28_10.cifar10" in error and "gwrn_16_2.cifar10" in error

@@ -51,7 +51,16 @@ def _is_default(f: dataclasses.Field, value: Any) -> bool:
 
 
 class PlannedWeightsError(ValueError):
-    """The weights are planned, not released; the message says how to train them."""
+    """The weights are planned, not released; the message says how to train them.
+
+    ``summary`` is the same in one short paragraph (what the command line prints): that
+    they are planned, where the training command is, and the released weights of the
+    same family.
+    """
+
+    def __init__(self, message: str, summary: str | None = None) -> None:
+        super().__init__(message)
+        self.summary = summary or message
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from keras_gated.pretrained.config import HUB_ORG, PlannedWeightsError
+from keras_gated.pretrained.config import HUB_ORG
 from keras_gated.registry.weights import get_pretrained_cfg
 from keras_gated.pretrained.sources import (
     HF_PREFIX,
@@ -209,9 +209,9 @@ def pull(name: str, *, token: str | None = None) -> Path:
             ) from None
     cfg = get_pretrained_cfg(name)
     if not cfg.released:
-        from keras_gated.pretrained.planned import planned_message
+        from keras_gated.pretrained.planned import planned_error
 
-        raise PlannedWeightsError(planned_message(cfg))
+        raise planned_error(cfg)
     try:
         folder = Path(snapshot_download(cfg.hf_hub_id, revision=cfg.revision, token=token))
     except network_errors() as error:  # offline: name the local copy that serves it

@@ -1,13 +1,14 @@
 """Planned weights: configs whose ``plan`` says how to train them.
 
 Asking for them raises ``PlannedWeightsError`` with the exact training command, the
-recipe, the paper's number to expect and a GPU-hours figure computed from the model's
-counted MACs (labelled as an estimate). No random or borrowed weight file stands in.
+recipe, the paper's number to expect, a GPU-hours figure computed from the model's
+counted MACs (labelled as an estimate) and the released weights of the same family. No
+random or borrowed weight file stands in.
 """
 
 from __future__ import annotations
 
-from keras_gated.pretrained.config import PretrainedCfg
+from keras_gated.pretrained.config import PlannedWeightsError, PretrainedCfg
 
 
 def training_command(cfg: PretrainedCfg) -> str:
@@ -30,8 +31,46 @@ def compute_estimate(cfg: PretrainedCfg):
     return ComputeEstimate(cfg.plan.forward_macs, cfg.plan.train_images, cfg.plan.epochs)
 
 
+def _family(arch: str) -> str:
+    """The registered family of ``arch`` (``gresnet``)."""
+    from keras_gated.registry.models import get_model_entry
+
+    return get_model_entry(arch).family
+
+
+def released_relatives(cfg: PretrainedCfg) -> str:
+    """One sentence naming the released weight ids of the family of ``cfg``'s model; where
+    the family has none, those released for the same data set."""
+    from keras_gated.registry.weights import list_pretrained
+
+    family = _family(cfg.arch)
+    released = list_pretrained()
+    same_family = [w for w in released if _family(w.split(".", 1)[0]) == family]
+    if same_family:
+        return f"Released weights of its family ({family}): {', '.join(same_family)}."
+    same_data = [w for w in released if w.split(".", 1)[1] == cfg.tag]
+    instead = (f"released for {cfg.tag}: {', '.join(same_data)}." if same_data
+               else "`keras-gated list --pretrained` lists the released weights.")
+    return f"No weights of its family ({family}) are released yet; {instead}"
+
+
+def planned_summary(cfg: PretrainedCfg) -> str:
+    """``planned_message`` in one short paragraph, for a command line."""
+    return (
+        f"Weights {cfg.weight_id!r} are planned, not released: training them needs a GPU/TPU "
+        f"host (`keras-gated info {cfg.weight_id}` prints the command that trains them). "
+        f"{released_relatives(cfg)}"
+    )
+
+
+def planned_error(cfg: PretrainedCfg) -> PlannedWeightsError:
+    """The ``PlannedWeightsError`` for asking for a planned config's weights."""
+    return PlannedWeightsError(planned_message(cfg), planned_summary(cfg))
+
+
 def planned_message(cfg: PretrainedCfg) -> str:
-    """What ``PlannedWeightsError`` says: the command, recipe, expected number, compute."""
+    """What ``PlannedWeightsError`` says: the command, recipe, expected number, compute,
+    and the released weights of the same family."""
     from keras_gated.recipes import get_recipe
 
     plan = cfg.plan
@@ -39,6 +78,7 @@ def planned_message(cfg: PretrainedCfg) -> str:
     lines = [
         f"Weights {cfg.weight_id!r} are planned, not released: training them needs a "
         "GPU/TPU host. No stand-in weights are shipped.",
+        f"  see also: {released_relatives(cfg)}",
         f"  train them with: {training_command(cfg)}",
         f"  recipe: {recipe.describe()}",
         f"  expect: {plan.expect}",

@@ -46,11 +46,7 @@ import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
-from keras_gated.pretrained.config import (
-    WEIGHTS_FILE,
-    PlannedWeightsError,
-    PretrainedCfg,
-)
+from keras_gated.pretrained.config import WEIGHTS_FILE, PretrainedCfg
 from keras_gated.pretrained.shards import FOLDER_WEIGHT_FILES, SHARD_INDEX, shard_names
 from keras_gated.registry.weights import find_pretrained_cfg, tags_for
 
@@ -143,9 +139,9 @@ def identify_weights(
     if local is not None:
         return WeightsRef(local=local)
     if cfg is not None and os.sep not in weights:
-        from keras_gated.pretrained.planned import planned_message
+        from keras_gated.pretrained.planned import planned_error
 
-        raise PlannedWeightsError(planned_message(cfg))
+        raise planned_error(cfg)
     if os.sep in weights or weights.endswith((".h5", ".keras")):
         raise ValueError(_not_weights_message(weights))
     tags = tags_for(arch) if arch is not None else []
