@@ -16,6 +16,18 @@ from keras_gated.cli_names import model_name
 from keras_gated.model_args import model_arg
 
 
+def dataset_help(use: str = "") -> str:
+    """The ``--dataset`` help of every command that takes one; ``use`` says how the
+    command uses the data set's splits."""
+    return (
+        "data tag (cifar10, fashion_mnist), tfds name, or image folder laid out "
+        "ROOT/train/<class>/<image> and ROOT/test/<class>/<image> (a folder per class, the "
+        f"same in both splits){use}. The tags' local copies are looked for in "
+        "$KERAS_GATED_DATA, then shared/data and ../shared/data from the working directory "
+        "(docs/training.md)"
+    )
+
+
 def positive_int(text: str) -> int:
     """argparse type: an integer of at least 1 (checked before Keras is imported)."""
     try:
@@ -391,7 +403,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("evaluate", help="test accuracy of weights on a data set's test split")
     p.add_argument("name", type=model_name, help="model name (gresnet20)")
     p.add_argument("--weights", required=True, help="tag (cifar10), weights file, folder or hf://")
-    p.add_argument("--dataset", required=True, help="data tag (cifar10, fashion_mnist) or folder")
+    p.add_argument("--dataset", required=True, help=dataset_help(": its test split is measured"))
     p.add_argument("--batch-size", type=positive_int, default=256)
     p.add_argument("--model-arg", dest="model_args", action="append", type=model_arg, default=[],
                    metavar="NAME=VALUE",
@@ -424,7 +436,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("analyze", help="gate values, block removal, pruning and stage analyses, as PNGs + JSON")
     p.add_argument("weight_id", type=model_name, help="weight id (gresnet20.cifar10) or model name with --weights")
     p.add_argument("--weights", default=None, help="tag, file, folder or hf:// (default: the weight id's tag)")
-    p.add_argument("--dataset", required=True, help="data tag (cifar10, fashion_mnist) or image folder")
+    p.add_argument("--dataset", required=True, help=dataset_help(": its test split is analyzed"))
     p.add_argument("--out", required=True, help="folder for the plots and analysis.json")
     p.add_argument("--examples", type=positive_int, default=2000,
                    help="test images used (default 2000)")
@@ -437,8 +449,8 @@ def build_parser() -> argparse.ArgumentParser:
                        "block removal and fine-tuning")
     p.add_argument("weight_id", type=model_name, help="weight id (gresnet20.cifar10) or model name with --weights")
     p.add_argument("--weights", default=None, help="tag, file, folder or hf:// (default: the weight id's tag)")
-    p.add_argument("--dataset", required=True, help="data tag (cifar10) or image folder: its train split "
-                   "trains, its test split is measured")
+    p.add_argument("--dataset", required=True,
+                   help=dataset_help(": its train split trains, its test split is measured"))
     budget = p.add_mutually_exclusive_group(required=True)
     budget.add_argument("--macs", type=_budget_fraction, help="at most this fraction of the source's counted MACs")
     budget.add_argument("--blocks", type=_count(1), help="remove this many blocks")

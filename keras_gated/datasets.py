@@ -9,12 +9,15 @@ C), labels int64 (N,), info)``, without TensorFlow for the local copies and imag
   local data directory, else ``tfds.load("cifar10")``;
 * ``"fashion_mnist"``: the four IDX files (``fashion-mnist/*-ubyte.gz``) from a local data
   directory, else ``tfds.load("fashion_mnist")``;
-* a path to an image folder laid out ``root/<split>/<class>/<image>``;
+* a path to an image folder laid out ``root/{train,test}/<class>/<image>`` (one folder
+  per class, named after it, in each split; the classes are the sorted folder names);
 * any other tfds name (``tfds.load(name)``; downloads when the machine has a network).
 
-Local data directories are searched in this order: ``$KERAS_GATED_DATA``,
-``../shared/data`` beside a source checkout, ``~/.keras/datasets``,
-``/usr/share/datasets`` (Debian's ``dataset-fashion-mnist`` installs there).
+Local data directories are searched in this order: ``$KERAS_GATED_DATA``;
+``shared/data`` and ``../shared/data`` from the working directory; ``../shared/data``
+beside the source checkout this package runs from (none for an installed package);
+``~/.keras/datasets``; ``/usr/share/datasets`` (Debian's ``dataset-fashion-mnist``
+installs there).
 
 JPEGs are decoded by PIL (libjpeg's accurate integer IDCT); TensorFlow's
 ``decode_image`` below decodes them with ``dct_method="INTEGER_ACCURATE"``, bit-identical
@@ -73,22 +76,40 @@ class DatasetNotFoundError(FileNotFoundError, ValueError):
     """No local copy and no usable tfds source; the message says where it looked."""
 
 
-def source_checkout_data_dir() -> Path:
-    """``../shared/data`` beside the source checkout this package was imported from."""
-    return Path(__file__).resolve().parents[2] / "shared" / "data"
+DATA_ENV = "KERAS_GATED_DATA"
+SHARED_DATA = Path("shared", "data")
+
+
+def source_checkout_data_dir() -> Path | None:
+    """``../shared/data`` beside the source checkout this package was imported from; None
+    when it runs from an installed copy (no ``pyproject.toml`` above the package)."""
+    checkout = Path(__file__).resolve().parents[1]
+    if not (checkout / "pyproject.toml").is_file():
+        return None
+    return checkout.parent / SHARED_DATA
+
+
+def working_directory_data_dirs() -> list[Path]:
+    """``shared/data`` in the working directory and beside it (``../shared/data``: the
+    layout of a checkout next to its data)."""
+    cwd = Path.cwd()
+    return [cwd / SHARED_DATA, cwd.parent / SHARED_DATA]
 
 
 def data_dirs() -> list[Path]:
-    """The local directories searched for data sets, in order."""
+    """The local directories searched for data sets, in order (each once)."""
     dirs = []
-    if os.environ.get("KERAS_GATED_DATA"):
-        dirs.append(Path(os.environ["KERAS_GATED_DATA"]).expanduser())
-    dirs += [
-        source_checkout_data_dir(),
-        Path("~/.keras/datasets").expanduser(),
-        Path("/usr/share/datasets"),
-    ]
-    return dirs
+    if os.environ.get(DATA_ENV):
+        dirs.append(Path(os.environ[DATA_ENV]).expanduser())
+    dirs += working_directory_data_dirs()
+    checkout = source_checkout_data_dir()
+    if checkout is not None:
+        dirs.append(checkout)
+    dirs += [Path("~/.keras/datasets").expanduser(), Path("/usr/share/datasets")]
+    unique: dict[Path, Path] = {}
+    for directory in dirs:
+        unique.setdefault(directory.resolve(), directory)
+    return list(unique.values())
 
 
 def _find(relative: str) -> Path | None:
@@ -392,7 +413,9 @@ def _tfds_or_error(tag: str, split: str, tfds_data_dir: str | None, download: bo
             raise _not_found(tag, split, error) from error
         looked = [str(d / _LOCAL[tag][0]) for d in data_dirs()] if tag in _LOCAL else []
         where = f" (no local copy in: {', '.join(looked)})" if looked else ""
-        raise type(error)(f"Data set {tag!r}{where}: {error}", name="tensorflow") from error
+        local = (f" Or set {DATA_ENV} to the folder that holds {_LOCAL[tag][0]}."
+                 if tag in _LOCAL else "")
+        raise type(error)(f"Data set {tag!r}{where}: {error}{local}", name="tensorflow") from error
     except Exception as error:  # tfds raises many types: name it all in one clear error
         raise _not_found(tag, split, error) from error
 
@@ -425,7 +448,7 @@ def _not_found(tag: str, split: str, error: Exception) -> DatasetNotFoundError:
     return DatasetNotFoundError(
         f"Data set {tag!r} ({split}) not found. {where}failed with "
         f"{type(error).__name__}: {reason}. To get it: {how}. "
-        "Set KERAS_GATED_DATA to a directory holding the local copies."
+        f"Set {DATA_ENV} to a directory holding the local copies."
     )
 
 
@@ -476,7 +499,7 @@ def _unknown_name_message(tag: str) -> str:
     hint = f" (close tfds names: {', '.join(close)})" if close else ""
     return (
         f"Unknown data set {tag!r}: give {', '.join(_LOCAL)}, the path of an image folder "
-        f"laid out <root>/<split>/<class>/<image>, or a tfds name{hint}; "
+        f"laid out <root>/{{train,test}}/<class>/<image>, or a tfds name{hint}; "
         "tfds.list_builders() lists the tfds names."
     )
 

@@ -72,3 +72,24 @@ def test_a_command_that_builds_a_model_prints_no_native_log_lines(tmp_path):
     assert result.returncode == 0, result.stderr
     assert "trainable parameters" in result.stdout
     assert "I0000" not in result.stderr and "absl" not in result.stderr, result.stderr
+
+
+def _subcommand_help(parser, name: str) -> str:
+    import argparse
+
+    action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return action.choices[name].format_help()
+
+
+def test_every_dataset_option_documents_the_image_folder_layout_and_keras_gated_data():
+    from keras_gated.cli import build_parser
+    from training import finetune, train
+
+    helps = {name: _subcommand_help(build_parser(), name)
+             for name in ("evaluate", "analyze", "compress")}
+    helps.update(train=train.build_parser().format_help(),
+                 finetune=finetune.build_parser().format_help())
+    for name, text in helps.items():
+        flat = " ".join(text.split())
+        assert "ROOT/train/<class>/<image>" in flat and "ROOT/test/<class>/<image>" in flat, name
+        assert "KERAS_GATED_DATA" in flat, name

@@ -73,9 +73,54 @@ def test_keras_gated_data_comes_first(tmp_path, monkeypatch):
         _write_idx(mine / images, np.full((n, 28, 28), 7, dtype=np.uint8))
         _write_idx(mine / labels, np.arange(n, dtype=np.uint8))
     monkeypatch.setenv("KERAS_GATED_DATA", str(tmp_path / "mine"))
-    assert datasets.data_dirs()[:2] == [tmp_path / "mine", SHARED]
+    assert datasets.data_dirs()[0] == tmp_path / "mine" and SHARED in datasets.data_dirs()
     x, y, info = datasets.load_numpy("fashion_mnist", "test")
     assert info.source == str(mine) and x.shape == (3, 28, 28, 1) and y.tolist() == [0, 1, 2]
+
+
+def _installed_elsewhere(tmp_path, monkeypatch) -> None:
+    """Make keras_gated.datasets look installed in a site-packages outside any checkout."""
+    site = tmp_path / "venv" / "lib" / "python3.11" / "site-packages" / "keras_gated"
+    monkeypatch.setattr(datasets, "__file__", str(site / "datasets.py"))
+    monkeypatch.delenv("KERAS_GATED_DATA", raising=False)
+
+
+def test_an_installed_package_looks_for_data_from_the_working_directory(tmp_path, monkeypatch):
+    _installed_elsewhere(tmp_path, monkeypatch)
+    (tmp_path / "shared" / "data").mkdir(parents=True)
+    (tmp_path / "shared" / "data" / datasets.CIFAR10_ZIP).write_bytes(b"a copy")
+    (tmp_path / "clone").mkdir()
+    monkeypatch.chdir(tmp_path / "clone")
+    assert datasets.source_checkout_data_dir() is None
+    assert all("site-packages" not in str(d) and "python3.11" not in str(d)
+               for d in datasets.data_dirs())
+    found = datasets._find(datasets.CIFAR10_ZIP)
+    assert found is not None and found.resolve() == tmp_path / "shared" / "data" / "cifar10-jpeg.zip"
+
+
+def test_a_checkout_looks_for_data_beside_it_and_in_the_working_directory(tmp_path, monkeypatch):
+    from pathlib import Path
+
+    monkeypatch.chdir(tmp_path)
+    checkout = Path(datasets.__file__).resolve().parents[1]
+    assert datasets.source_checkout_data_dir() == checkout.parent / "shared" / "data"
+    dirs = datasets.data_dirs()
+    assert tmp_path / "shared" / "data" in dirs and checkout.parent / "shared" / "data" in dirs
+
+
+def test_without_tensorflow_a_missing_data_set_names_keras_gated_data(tmp_path, monkeypatch):
+    from keras_gated import tensorflow_cpu
+
+    def no_tensorflow(feature):
+        raise tensorflow_cpu.TensorFlowRequiredError(f"{feature} needs TensorFlow",
+                                                     name="tensorflow")
+
+    monkeypatch.setattr(datasets, "data_dirs", lambda: [tmp_path / "a"])
+    monkeypatch.setattr(tensorflow_cpu, "import_tensorflow", no_tensorflow)
+    with pytest.raises(ValueError) as error:
+        datasets.load_numpy("cifar10", "test")
+    message = str(error.value)
+    assert "KERAS_GATED_DATA" in message and str(tmp_path / "a" / "cifar10-jpeg.zip") in message
 
 
 def test_image_folder_with_mixed_sizes_names_the_file(tmp_path):

@@ -29,6 +29,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
+from keras_gated.cli import dataset_help
 from training.arguments import (
     add_data_engine_argument,
     command_line,
@@ -47,7 +48,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m training.finetune", description=__doc__.split("\n")[0])
     p.add_argument("--model", required=True, help="registered model name")
     p.add_argument("--weights", required=True, help="a released tag (cifar10), a .weights.h5 file, a save folder, hf://org/repo[@rev], or 'none' (from scratch: the baseline)")
-    p.add_argument("--dataset", required=True, help="data tag, image folder or tfds name")
+    p.add_argument("--dataset", required=True, help=dataset_help(
+        ": its train split trains (less a validation part), its test split is measured"))
     p.add_argument("--freeze-backbone", action="store_true", help="train the new head only")
     p.add_argument("--train-examples", type=positive_int, help="use N training examples, drawn at random with --seed")
     p.add_argument("--recipe", default="finetune", help="a recipe of keras_gated/recipes.py")

@@ -31,6 +31,7 @@ import argparse
 from collections.abc import Sequence
 from pathlib import Path
 
+from keras_gated.cli import dataset_help
 from training.arguments import (
     add_data_engine_argument,
     add_time_limit_arguments,
@@ -128,7 +129,8 @@ def model_args(args: argparse.Namespace) -> dict:
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m training.train", description=__doc__.split("\n")[0])
     p.add_argument("--model", required=True, help="registered model name (keras-gated list)")
-    p.add_argument("--dataset", required=True, help="data tag (cifar10, fashion_mnist), image folder or tfds name")
+    p.add_argument("--dataset", required=True, help=dataset_help(
+        ": its train split trains (less a validation part), its test split is measured"))
     p.add_argument("--recipe", help="a recipe of keras_gated/recipes.py (default: the family's)")
     p.add_argument("--epochs", type=positive_int, help="scale the recipe's schedule to N epochs")
     p.add_argument("--batch-size", type=positive_int, help="global batch size (default: the recipe's)")
