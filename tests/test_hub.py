@@ -273,6 +273,67 @@ def test_offline_without_cache_or_zoo_names_every_source(published, hub, monkeyp
     assert len(hub.state.requests) == requests
 
 
+REFUSED = "http://127.0.0.1:9"  # nothing listens on the discard port: connections are refused
+
+
+def refuse_connections(monkeypatch) -> None:
+    """Point huggingface_hub at a port that refuses connections, as an unreachable Hub."""
+    monkeypatch.setattr(constants, "ENDPOINT", REFUSED)
+    monkeypatch.setattr(constants, "HUGGINGFACE_CO_URL_TEMPLATE",
+                        REFUSED + "/{repo_id}/resolve/{revision}/{filename}")
+
+
+def test_an_unreachable_hub_fails_hf_references_at_once(hf_home, monkeypatch):  # noqa: F811
+    refuse_connections(monkeypatch)
+    start = time.perf_counter()
+    with pytest.raises(WeightsNotFoundError) as error:
+        kg.GResNet(8, weights="hf://keras-gated/x")
+    assert time.perf_counter() - start < 5.0  # huggingface_hub's retries take 23 s a file
+    message = str(error.value)
+    assert "Cannot reach the Hub" in message and REFUSED in message
+    assert "KERAS_GATED_HUB_RETRIES" in message and "\n" not in message
+
+
+def test_an_unreachable_hub_fails_registered_weights_at_once(published, monkeypatch):
+    _, _, _, cfg = published
+    refuse_connections(monkeypatch)
+    start = time.perf_counter()
+    with pytest.raises(WeightsNotFoundError) as error:
+        resolve_pretrained_file(cfg)
+    assert time.perf_counter() - start < 5.0
+    assert "3. Hub download" in str(error.value) and "Cannot reach the Hub" in str(error.value)
+
+
+def test_an_unreachable_hub_still_serves_a_cached_hf_reference(published, monkeypatch, capsys):
+    model, _, commit, _ = published
+    assert main(["pull", f"hf://{REPO}"]) == 0
+    refuse_connections(monkeypatch)
+    start = time.perf_counter()
+    np.testing.assert_array_equal(predict(kg.GResNet(8, weights=f"hf://{REPO}")), predict(model))
+    assert time.perf_counter() - start < 5.0
+
+
+def test_hub_retries_are_huggingface_hubs_own_when_asked_for(hf_home, monkeypatch):  # noqa: F811
+    import huggingface_hub
+
+    from keras_gated.pretrained.sources import hub_download
+
+    asked = []
+
+    def no_probe(*args, **kwargs):
+        raise AssertionError("probed the Hub although retries were asked for")
+
+    def download(repo_id, filename, **kwargs):
+        asked.append((repo_id, filename))
+        return "/cached/" + filename
+
+    monkeypatch.setattr(huggingface_hub, "get_hf_file_metadata", no_probe)
+    monkeypatch.setattr(huggingface_hub, "hf_hub_download", download)
+    monkeypatch.setenv("KERAS_GATED_HUB_RETRIES", "1")
+    assert hub_download("keras-gated/x", "model.weights.h5") == "/cached/model.weights.h5"
+    assert asked == [("keras-gated/x", "model.weights.h5")]
+
+
 def test_missing_repo_or_revision_falls_through_to_one_error(published):
     _, _, _, cfg = published
     missing_repo = PretrainedCfg(**{**vars(cfg), "hf_hub_id": "keras-gated/nothing.cifar10"})

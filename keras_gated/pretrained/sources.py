@@ -10,7 +10,8 @@
   2. the ``zoo/<weight id>/`` folder of a source checkout (or ``$KERAS_GATED_ZOO``),
      then the copy bundled in an installed wheel (``keras_gated/_zoo/<weight id>/``:
      the checkpoints small enough to ship, see ``setup.py``),
-  3. the Hub (``hf_hub_download``: progress bar, ``HF_HUB_OFFLINE``, ``HF_TOKEN``),
+  3. the Hub (``hf_hub_download``: progress bar, ``HF_HUB_OFFLINE``, ``HF_TOKEN``; an
+     unreachable Hub fails after one attempt, see ``hub_download``),
 
   and every file is checked against the config's sha256 before it is used (a release
   too large for one file is a shard index, ``model.weights.json``, and its shards, each
@@ -51,6 +52,7 @@ from keras_gated.pretrained.shards import FOLDER_WEIGHT_FILES, SHARD_INDEX, shar
 from keras_gated.registry.weights import find_pretrained_cfg, tags_for
 
 ZOO_ENV = "KERAS_GATED_ZOO"
+RETRIES_ENV = "KERAS_GATED_HUB_RETRIES"
 HF_PREFIX = "hf://"
 
 
@@ -60,6 +62,11 @@ class WeightsNotFoundError(ValueError):
 
 class ChecksumError(ValueError):
     """A weight file does not have the sha256 of its registered config."""
+
+
+class HubUnreachableError(ConnectionError):
+    """The Hub did not answer (connection refused, no route, timed out) and the file is
+    not cached; raised after one attempt instead of huggingface_hub's retries."""
 
 
 def released_cfg(arch: str, weights: str) -> PretrainedCfg | None:
@@ -332,13 +339,73 @@ def check_files(paths: list[Path], cfg: PretrainedCfg, where: str, *,
     return paths[0]
 
 
-def _fetch(cfg: PretrainedCfg, names: list[str], **options) -> list[Path]:
-    """``hf_hub_download`` of every file of a weight, the later ones at the commit the
-    first resolved to, so that an index and its shards come from one revision."""
+def transport_errors() -> tuple[type[BaseException], ...]:
+    """What a request that got no answer raises: OSError (sockets, and requests' errors)
+    and the transport errors of the HTTP client huggingface_hub uses (httpx or httpx2)."""
+    import importlib
+
+    errors: list[type[BaseException]] = [OSError]
+    for name in ("httpx2", "httpx"):
+        try:
+            errors.append(importlib.import_module(name).TransportError)
+        except (ImportError, AttributeError):
+            continue
+    return tuple(errors)
+
+
+def _probe(repo_id: str, filename: str, revision: str | None, token) -> None:
+    """One HEAD request for a file, without retries: a transport error (see
+    ``transport_errors``) if the Hub does not answer; nothing if it answers, an HTTP error
+    (404, 401) included, which the download then reports."""
+    from huggingface_hub.errors import HfHubHTTPError
+
     hf = _hf()
-    first = Path(hf.hf_hub_download(cfg.hf_hub_id, names[0], revision=cfg.revision, **options))
+    url = hf.hf_hub_url(repo_id, filename, revision=revision)
+    try:
+        hf.get_hf_file_metadata(url, token=token)
+    except HfHubHTTPError:
+        return
+
+
+def hub_download(repo_id: str, filename: str, *, revision: str | None = None,
+                 **options) -> str:
+    """``huggingface_hub.hf_hub_download`` that fails at once where the Hub cannot be
+    reached: one HEAD request first; without an answer, the cached copy of the file (as
+    ``hf_hub_download`` would give) or ``HubUnreachableError``, where
+    ``hf_hub_download`` would retry five times (about 23 s a file). With
+    ``$KERAS_GATED_HUB_RETRIES`` set, offline and for ``local_files_only``, it is
+    ``hf_hub_download`` itself."""
+    hf = _hf()
+    if options.get("local_files_only") or _offline() or os.environ.get(RETRIES_ENV):
+        return hf.hf_hub_download(repo_id, filename, revision=revision, **options)
+    try:
+        _probe(repo_id, filename, revision, options.get("token"))
+    except transport_errors() as error:
+        try:
+            return hf.hf_hub_download(repo_id, filename, revision=revision,
+                                      **{**options, "local_files_only": True})
+        except OSError:  # LocalEntryNotFoundError: not cached
+            raise HubUnreachableError(_unreachable_sentence(repo_id, filename, error)) from None
+    return hf.hf_hub_download(repo_id, filename, revision=revision, **options)
+
+
+def _unreachable_sentence(repo_id: str, filename: str, error: BaseException) -> str:
+    """Why a file could not be downloaded from a Hub that did not answer, and what to do."""
+    reason = str(error).strip().splitlines()[0] if str(error).strip() else ""
+    return (
+        f"Cannot reach the Hub at {_hf().constants.ENDPOINT} for {repo_id}/{filename} "
+        f"({type(error).__name__}: {reason}) and it is not cached: check the network "
+        f"and HF_ENDPOINT, set HF_HUB_OFFLINE=1 to use the cache only, or set "
+        f"{RETRIES_ENV}=1 to retry as huggingface_hub does"
+    )
+
+
+def _fetch(cfg: PretrainedCfg, names: list[str], **options) -> list[Path]:
+    """``hub_download`` of every file of a weight, the later ones at the commit the first
+    resolved to, so that an index and its shards come from one revision."""
+    first = Path(hub_download(cfg.hf_hub_id, names[0], revision=cfg.revision, **options))
     commit = first.parent.name if _COMMIT.match(first.parent.name) else cfg.revision
-    return [first, *(Path(hf.hf_hub_download(cfg.hf_hub_id, name, revision=commit, **options))
+    return [first, *(Path(hub_download(cfg.hf_hub_id, name, revision=commit, **options))
                      for name in names[1:])]
 
 
@@ -441,16 +508,11 @@ def local_copy(cfg: PretrainedCfg) -> tuple[str, Path] | None:
 
 def network_errors() -> tuple[type[BaseException], ...]:
     """What a Hub client raises when the Hub cannot be reached (no network, refused,
-    HF_HUB_OFFLINE): OSError covers requests' and huggingface_hub's own, httpx has its
-    own base class."""
+    HF_HUB_OFFLINE) or answers with an error: ``transport_errors`` and huggingface_hub's
+    own HTTP error."""
     from huggingface_hub.errors import HfHubHTTPError
 
-    errors: tuple[type[BaseException], ...] = (OSError, HfHubHTTPError)
-    try:
-        import httpx
-    except ImportError:  # pragma: no cover - huggingface_hub's client may be requests
-        return errors
-    return (*errors, httpx.HTTPError)
+    return (*transport_errors(), HfHubHTTPError)
 
 
 def unreachable_message(cfg: PretrainedCfg, error: BaseException,
@@ -480,18 +542,17 @@ def download_hf_weights(ref: HubRef) -> Path:
     the same commit. Uses the cache offline or when the Hub is unreachable."""
     from huggingface_hub.errors import EntryNotFoundError, HfHubHTTPError
 
-    hf = _hf()
     try:
         try:
-            return Path(hf.hf_hub_download(ref.repo_id, WEIGHTS_FILE, revision=ref.revision))
+            return Path(hub_download(ref.repo_id, WEIGHTS_FILE, revision=ref.revision))
         except EntryNotFoundError as one_file_error:
             try:
-                index = Path(hf.hf_hub_download(ref.repo_id, SHARD_INDEX, revision=ref.revision))
+                index = Path(hub_download(ref.repo_id, SHARD_INDEX, revision=ref.revision))
             except EntryNotFoundError:
                 raise one_file_error from None
         commit = index.parent.name if _COMMIT.match(index.parent.name) else ref.revision
         for name in shard_names(index):
-            hf.hf_hub_download(ref.repo_id, name, revision=commit)
+            hub_download(ref.repo_id, name, revision=commit)
         return index
     except (HfHubHTTPError, EntryNotFoundError, OSError) as error:
         offline = " HF_HUB_OFFLINE is set and it is not cached." if _offline() else ""
@@ -522,7 +583,6 @@ def companion_file(
     source = hub_source
     if source is None:
         return None
-    hf = _hf()
     from huggingface_hub.errors import EntryNotFoundError, HfHubHTTPError
 
     repo_id, revision = source
@@ -532,10 +592,8 @@ def companion_file(
         if not local_only and _offline():
             break
         try:
-            return Path(
-                hf.hf_hub_download(repo_id, file_name, revision=revision,
-                                   local_files_only=local_only)
-            )
+            return Path(hub_download(repo_id, file_name, revision=revision,
+                                     local_files_only=local_only))
         except (HfHubHTTPError, EntryNotFoundError, OSError):
             continue
     return None
