@@ -6,19 +6,23 @@ constructors, with a timm-style registry.
 
 Importing the package is light: it imports no backend. Each public name
 (``keras_gated.GResNet20``, ``keras_gated.create_model``, ...; see ``_api.PUBLIC``) is
-imported on first use. Whenever Keras is imported, before or after this package, the
+imported on first use; where Keras's default backend is not installed, the installed one
+is chosen (``keras_gated.backends``). Whenever Keras is imported, before or after this
+package, the
 package's layers and models are registered with Keras, so that ``keras.saving.load_model``
 reads saved keras-gated models.
 """
 
 from __future__ import annotations
 
-from keras_gated import _api, _keras_hook
+from keras_gated import _api, _keras_hook, backends
 from keras_gated.tensorflow_cpu import enable_onednn_by_default
 from keras_gated.version import __version__  # noqa: F401
 
 # Before anything imports TensorFlow: it reads the setting once, when imported.
 enable_onednn_by_default()
+# Before Keras is imported: where Keras's default backend is not installed, the one that is.
+backends.select_backend()
 
 __all__ = _api.public_names()
 
@@ -34,4 +38,10 @@ def __dir__() -> list[str]:
     return sorted({*globals(), *_api.public_names()})
 
 
-_keras_hook.install(_api.import_all)
+def _on_keras_import() -> None:
+    """Once Keras is imported: say which backend was chosen for it, register the package."""
+    backends.announce_choice()
+    _api.import_all()
+
+
+_keras_hook.install(_on_keras_import)

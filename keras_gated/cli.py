@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
-import importlib.util
 import os
 import sys
 from collections.abc import Iterator, Sequence
@@ -520,9 +519,15 @@ def start_keras(args: argparse.Namespace) -> None:
 
         fill_registry_from_catalog()
         # Should anything import Keras after all, the light numpy backend suffices.
-        if importlib.util.find_spec("jax") is not None:
+        from keras_gated.backends import is_installed
+
+        if is_installed("jax"):
             os.environ.setdefault("KERAS_BACKEND", "numpy")
         return
+    from keras_gated.backends import announce_choice, require_backend
+
+    require_backend()
+    announce_choice()  # now: Keras's import below writes nothing to stderr
     with native_stderr_silenced():
         import keras  # noqa: F401
     import keras_gated.models  # noqa: F401  (the families register their models)
