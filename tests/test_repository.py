@@ -143,7 +143,7 @@ def test_a_clone_with_a_run_in_flight_committed_passes_the_repository_checks(tmp
         shutil.copyfile(ROOT / rules, clone / rules)
     backup = clone / "experiments/in_flight/residual_gates/rgtable.plainnet2.e20.t1.s7/backup"
     backup.mkdir(parents=True)
-    (backup / "epoch-0003.weights.h5").write_bytes(b"\0" * (5 * MB + MB // 2))  # over the 5 MB file cap
+    (backup / "epoch-0003.weights.h5").write_bytes(b"\0" * (5 * MB + 1))  # over the 5 MB file cap
     (backup / "latest.json").write_text('{"epoch": 3, "weights": "epoch-0003.weights.h5"}')
     (backup.parent / "log.csv").write_text("epoch,loss\n0,1.0\n")
     subprocess.run(git + ["add", ".gitignore", "tests", "experiments/in_flight"], cwd=clone, check=True)
