@@ -18,7 +18,7 @@ PLANNED = list_pretrained(planned=True)
 
 
 def test_planned_ids_are_registered_models_with_known_recipes():
-    assert {"gwrn_28_10.cifar10", "gresnet110.cifar10", "highwaynet50.imagenet2012"} <= set(PLANNED)
+    assert {"wrn_28_10.cifar10", "gresnet110.cifar10", "highwaynet50.imagenet2012"} <= set(PLANNED)
     for weight_id in PLANNED:
         planned = get_pretrained_cfg(weight_id)
         assert kg.is_model(planned.arch) and not planned.released
@@ -67,27 +67,27 @@ def test_imagenet_plans_say_what_is_missing():
 
 
 @pytest.mark.skipif(keras.backend.backend() != "tensorflow", reason="36 M parameters: TF pass only")
-def test_gwrn_28_10_names_the_paper_number():
-    with pytest.raises(ValueError, match=r"3\.65 %.*Residual Gates") as error:
-        kg.GWideResNet(4, 10, dropout=0.3, weights="cifar10")
+def test_wrn_28_10_names_the_paper_number():
+    with pytest.raises(ValueError, match=r"3\.89 %.*Zagoruyko") as error:
+        kg.WideResNet(4, 10, dropout=0.3, weights="cifar10")
     assert "--recipe wrn_cifar" in str(error.value)
     assert "5.25 GMACs" in str(error.value) or "5.24 GMACs" in str(error.value)
 
 
 def test_wide_resnets_default_to_the_papers_headline_net():
     """``GWideResNet()`` / ``WideResNet()`` are (n, w) = (4, 10), so the product card's
-    ``GWideResNet(weights="cifar10")`` asks for gwrn_28_10.cifar10 (refused, planned,
-    before anything is built)."""
+    ``GWideResNet(weights="cifar10")`` names gwrn_28_10.cifar10 (released: see
+    tests/test_flagship.py) and ``WideResNet(weights="cifar10")`` wrn_28_10.cifar10
+    (refused, planned, before anything is built)."""
     import inspect
 
     for constructor in (kg.GWideResNet, kg.WideResNet):
         parameters = inspect.signature(constructor).parameters
         assert (parameters["n"].default, parameters["widen_factor"].default) == (4, 10)
-    with pytest.raises(PlannedWeightsError, match=r"gwrn_28_10\.cifar10") as error:
-        kg.GWideResNet(weights="cifar10")
-    assert "3.65 %" in str(error.value)
-    with pytest.raises(PlannedWeightsError, match=r"wrn_28_10\.cifar10"):
+    assert kg.get_pretrained_cfg("gwrn_28_10.cifar10").released
+    with pytest.raises(PlannedWeightsError, match=r"wrn_28_10\.cifar10") as error:
         kg.WideResNet(weights="cifar10")
+    assert "3.89 %" in str(error.value)
 
 
 @pytest.mark.skipif(keras.backend.backend() != "tensorflow", reason="36 M parameters: TF pass only")
@@ -101,14 +101,14 @@ def test_gwide_resnet_without_arguments_is_g_wrn_28_10():
 def test_cli_info_lists_planned_weights(capsys):
     from keras_gated.cli import main
 
-    assert main(["info", "gwrn_28_10"]) == 0
+    assert main(["info", "wrn_28_10"]) == 0
     out = capsys.readouterr().out
-    assert "planned weights: gwrn_28_10.cifar10" in out and "3.65 %" in out
+    assert "planned weights: wrn_28_10.cifar10" in out and "3.89 %" in out
 
 
 def test_cli_lists_planned_checkpoints(capsys):
     from keras_gated.cli import main
 
-    assert main(["list", "--planned", "gwrn*"]) == 0
+    assert main(["list", "--planned", "wrn*"]) == 0
     lines = capsys.readouterr().out.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("gwrn_28_10.cifar10") and "3.65 %" in lines[0]
+    assert len(lines) == 1 and lines[0].startswith("wrn_28_10.cifar10") and "3.89 %" in lines[0]

@@ -90,13 +90,13 @@ def summarize(files: list[tuple[str, int]]) -> tuple[int, list[tuple[str, int]]]
 
 def main(args: argparse.Namespace) -> int:
     from training.lease.compact_data import SPLITS, pack_split
-    from keras_gated.datasets import _find, CIFAR10_ZIP
+    from keras_gated.datasets import CIFAR10_ZIP, data_dirs
 
     root = Path(args.root).resolve()
     out = (root / args.out).resolve() if not Path(args.out).is_absolute() else Path(args.out)
     if out.is_symlink() or root not in out.parents:
         raise SystemExit(f"{args.out}: the carried folder must be a real folder inside {root}.")
-    zip_path = _find(CIFAR10_ZIP)
+    zip_path = next((d / CIFAR10_ZIP for d in data_dirs() if (d / CIFAR10_ZIP).is_file()), None)
     if zip_path is None:
         raise SystemExit(f"{CIFAR10_ZIP} not found: set KERAS_GATED_DATA to the folder that holds it.")
     out.mkdir(exist_ok=True)
@@ -153,9 +153,9 @@ def leave_behind_main(args: argparse.Namespace) -> int:
         return 0
     leave_behind(root, behind)
     _, after = travelling_total(root, root / args.out)
-    print(f"left behind {', '.join(behind)} (out of the index, excluded; the files stay on disk): "
-          f"a lease call now copies {after / 2**20:.1f} MiB. After the call: "
-          "`python -m training.lease restore`.")
+    print(f"left behind {', '.join(behind)} (out of the index, the files parked in the git "
+          f"directory): a lease call now copies {after / 2**20:.1f} MiB. After the call, and "
+          "before any commit: `python -m training.lease restore`.")
     return 0 if after <= LIMIT_BYTES else 1
 
 
