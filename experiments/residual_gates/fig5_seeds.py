@@ -13,9 +13,9 @@ reads each net's accuracy left, relative to its own full accuracy, as the paper 
     kept(N) = acc(N) / acc(0),  acc(N) the mean over the random orders,
 
 and, for the gated net, the same in the order of the learned k (lowest |g(k)| first, the
-paper's "greedy"). Each number is then a mean ± std over seeds, and two arms' gap clears
-the spread as ``experiments.tools.seeds`` says (3 seeds a side, over twice its standard
-error): gated against ungated under random removal (the paper: the G-ResNet keeps far more)
+paper's "greedy"). Each number is then a mean ± std over seeds, and two arms' gap is
+significant as ``experiments.tools.seeds`` says (3 seeds a side, Welch's two-sided p under
+5 %): gated against ungated under random removal (the paper: the G-ResNet keeps far more)
 and greedy against random for the gated net (the paper: very little difference).
 
 The same pairs answer two neighbours of Fig. 5: Fig. 4's k per block (the mean learned k
