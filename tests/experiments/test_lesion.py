@@ -27,7 +27,7 @@ def test_drops_per_block_and_per_stage():
     assert "mildest removal: stage2_unit2, 85.00 % of 90.00 % (drop 5.00 points)" in text
 
 
-def test_the_committed_gresnet20_analysis_loses_most_in_its_last_stage(tmp_path, capsys):
+def test_the_committed_gresnet20_analysis_loses_most_in_its_last_stage(capsys):
     path = ROOT / "docs" / "figures" / "gresnet20_cifar10" / "analysis.json"
     found = drops(json.loads(path.read_text()))
     means = {stage: s["mean"] for stage, s in found["stages"].items()}
