@@ -13,7 +13,6 @@ naming the largest items, when that is over 60 MiB.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import subprocess
 import sys
@@ -23,14 +22,6 @@ LIMIT_BYTES = 60 * 2**20
 HOST_PYTHON = "3.12"
 PLATFORMS = ("manylinux_2_28_x86_64", "manylinux_2_27_x86_64", "manylinux_2_17_x86_64",
              "manylinux2014_x86_64")
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(2**20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def wanted_wheels() -> list[str]:
@@ -110,10 +101,12 @@ def main(args: argparse.Namespace) -> int:
     if needed:
         print(f"downloading wheels for Python {HOST_PYTHON}: {', '.join(needed)}", flush=True)
         download_wheels(wheels, needed)
+    from training.lease.bundle import sha256_file
+
     manifest = {
         "data": data,
         "host_python": HOST_PYTHON,
-        "files": {str(p.relative_to(out)): _sha256(p)
+        "files": {str(p.relative_to(out)): sha256_file(p)
                   for p in sorted(out.rglob("*")) if p.is_file() and p.name != "manifest.json"},
     }
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
