@@ -157,6 +157,20 @@ PREACT_CIFAR_KDECAY = _add(replace(
     table="Residual Gates Table 3, 'k decay' column (G-ResNet)",
 ))
 
+PREACT_CIFAR_BUDGET = _add(replace(
+    PREACT_CIFAR,
+    name="preact_cifar_budget",
+    table="Residual Gates §3.2 (ResNets) on a fixed budget of epochs (no paper table)",
+    lr_boundaries=(),
+    lr_decay=1.0,
+    lr_schedule="warmup_linear",
+    warmup=0.05,
+    notes="The paper's optimiser, batch, weight decay and augmentation; the learning rate "
+    "rises from 0 to 0.1 over the first 5 % of the steps and falls linearly to 0 at the last "
+    "one, so a run of any `--epochs` ends annealed. An engineering choice for a budget, not a "
+    "paper setting.",
+))
+
 WRN_CIFAR = _add(Recipe(
     name="wrn_cifar",
     table="Residual Gates §3.2, Tables 3-6 (Wide ResNets), Zagoruyko & Komodakis 2016",

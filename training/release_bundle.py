@@ -15,7 +15,6 @@ shards of at most 45 MB.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import shutil
 import tempfile
@@ -42,10 +41,6 @@ def is_bundle(folder: Path) -> bool:
         return json.loads(path.read_text()).get("format") == FORMAT
     except ValueError:
         return False
-
-
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def bundle_model(bundle: Path):
@@ -159,7 +154,9 @@ def release_bundle(bundle: Path, *, notes: str = "", caveat: str = "", zoo: Path
                                else folder / "model.weights.h5")
             names = (shard_names(folder / SHARD_INDEX) if (folder / SHARD_INDEX).is_file()
                      else ["model.weights.h5"])
-            return [_sha256(folder / n) for n in names]
+            from training.lease.bundle import sha256_file
+
+            return [sha256_file(folder / n) for n in names]
 
         first = staging_root / "measure" / weight_id
         pins = write(first, metrics["test_accuracy"], None)

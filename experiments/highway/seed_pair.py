@@ -7,9 +7,9 @@ net, each trained with its own searched activation and learning rate
 A family's runs are ``hwfig1s.<family>50.s<seed>.e10`` in ``results/`` (10 epochs on the
 whole training split, one thread). Per family: the test error (``1 − test_accuracy`` of
 ``metrics.json``, %) and the best training loss (the lowest ``loss`` of ``log.csv``, the
-quantity Fig. 1 plots), mean ± std over seeds; and each highway-minus-plain gap, which
-clears the spread as ``experiments.tools.seeds`` says (3 seeds a side, a difference over
-twice its standard error).
+quantity Fig. 1 plots), mean ± std over seeds; and each highway-minus-plain gap, with
+Welch's p and whether it is significant as ``experiments.tools.seeds`` says (3 seeds a side,
+two-sided p under 5 %).
 """
 
 from __future__ import annotations

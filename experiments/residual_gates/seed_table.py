@@ -1,6 +1,6 @@
 """Residual Gates Tables 1 and 2 (Savarese & Figueiredo 2017, §3.1.1) with seeds: each
 cell's test error and mean k over its seeded runs, and whether each gated-vs-ungated gap
-clears the spread.
+is significant (Welch's t-test, its p-value printed).
 
     python -m experiments.residual_gates.seed_table [--results DIR] [--json | --first-runs]
     python -m experiments.residual_gates.seed_table --pair gplainnet resnetfc   # any two families
@@ -13,8 +13,8 @@ cell (``rgtable.<model><d>.e20``, the page's original number) is shown beside th
 left out of the mean. Test error is ``1 − test_accuracy`` of each run's ``metrics.json``,
 in %; mean k is the mean over the net's gates at the last epoch (``gates.csv``).
 
-A gap (gated minus ungated mean error) *clears the spread* as ``experiments.tools.seeds``
-says: 3 seeds a side and a difference over twice its standard error.
+A gap (gated minus ungated mean error) is *significant* as ``experiments.tools.seeds``
+says: 3 seeds a side and Welch's two-sided p under 5 %; otherwise *within noise*.
 """
 
 from __future__ import annotations
@@ -64,7 +64,7 @@ def cell(results: Path, model: str, depth: int, epochs: int = 20) -> dict:
 
 
 def compare(gated: dict, ungated: dict) -> dict:
-    """The gap of mean test errors (gated − ungated, points) and whether it clears the spread."""
+    """The gap of mean test errors (gated − ungated, points) Welch's p and whether it is significant."""
     return gap(gated["errors"].values(), ungated["errors"].values())
 
 
@@ -123,7 +123,7 @@ def k_markdown(rows: list[dict]) -> str:
 
 def loss_markdown(rows: list[dict]) -> str:
     """Fig. 3: the last epoch's training loss of every cell, mean ± std over seeds, and the
-    gated-minus-ungated gap of each pair (whether it clears the spread)."""
+    gated-minus-ungated gap of each pair (Welch's p, whether it is significant)."""
     lines = ["| d | G-ResNet-FC | ResNet-FC | gap | G-PlainNet | PlainNet | gap |",
              "| --- | --- | --- | --- | --- | --- | --- |"]
     for row in rows:

@@ -1,6 +1,8 @@
 """docs/science.md's claims table: enough claims, each with a verdict from the allowed set,
 every "reproduced" or "contradicted" verdict backed by >= 3 seeds or a stated reason why
-one run suffices; and every file in docs/figures cited by the page."""
+one run suffices, every "contradicted" naming its comparable set-up, every seeded gap with
+its p-value, every CIFAR-10 number with the JPEG copy and its epochs; and every file in
+docs/figures cited by the page."""
 
 import re
 from pathlib import Path
@@ -9,7 +11,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SCIENCE = ROOT / "docs" / "science.md"
 FIGURES = ROOT / "docs" / "figures"
 START, END = "<!-- claims-table:start -->", "<!-- claims-table:end -->"
-VERDICTS = ("reproduced", "partly", "contradicted", "not measured")
+VERDICTS = ("reproduced", "partly", "contradicted", "not comparable here", "not measured")
 HEADER = ["#", "paper, where", "claim (paper's number as printed)", "measured here", "seeds",
           "verdict"]
 ONE_RUN_REASON = "one run suffices because"
@@ -80,3 +82,44 @@ def test_every_figure_file_is_cited_by_the_page():
     missing = [str(path.relative_to(ROOT)) for path in files
                if str(path.relative_to(SCIENCE.parent)) not in text]
     assert missing == [], f"not cited by docs/science.md: {missing}"
+
+
+def test_the_verdicts_and_the_significance_rule_are_defined_once_on_the_page():
+    text = SCIENCE.read_text(encoding="utf-8").split(START, 1)[0]
+    for verdict in VERDICTS:
+        assert text.count(f"- **{verdict}**:") == 1, f"{verdict!r} not defined once"
+    assert text.count("**The significance rule.**") == 1 and "Welch" in text
+
+
+def test_contradicted_names_a_comparable_set_up():
+    _, rows = _table()
+    for number, *_rest, verdict in rows:
+        if verdict.startswith("contradicted"):
+            assert "comparable set-up" in verdict or ONE_RUN_REASON in verdict, (
+                f"claim {number}: contradicted without naming a comparable set-up")
+
+
+def test_no_row_uses_the_old_two_standard_error_rule():
+    _, rows = _table()
+    for row in rows:
+        text = " ".join(row)
+        assert not re.search(r"clears? the spread|within the spread|bound \d", text), (
+            f"claim {row[0]}: the two-standard-error rule")
+
+
+def test_a_seeded_gap_carries_its_p_value():
+    _, rows = _table()
+    for number, _paper, _claim, measured, seeds, verdict in rows:
+        seeded = seeds.isdigit() and int(seeds) >= 3
+        if seeded and re.search(r"\bgap\b|within noise|significant", measured + verdict):
+            assert re.search(r"p [=<] 0\.\d{3}", measured + verdict), (
+                f"claim {number}: a seeded gap without Welch's p")
+
+
+def test_a_cifar_number_names_the_jpeg_copy_its_epochs_and_the_initial_weights():
+    _, rows = _table()
+    for number, _paper, _claim, measured, _seeds, _verdict in rows:
+        if "CIFAR-10" in measured and re.search(r"\d %", measured):
+            assert "CIFAR-10 (JPEG q75 copy)" in measured, f"claim {number}: no JPEG copy"
+            assert re.search(r"\d+ epochs", measured), f"claim {number}: no epochs"
+            assert "ⁱ" in measured, f"claim {number}: trained before independent initial weights"

@@ -1,4 +1,4 @@
-"""experiments/tools/seeds.py (mean ± std, a gap against twice its standard error) and
+"""experiments/tools/seeds.py (mean ± std, a gap under Welch's t-test) and
 experiments/highway/seed_pair.py (Highway Fig. 1 at d = 50 over seeds), on fabricated
 run records."""
 
@@ -17,9 +17,9 @@ def test_spread_and_gap_follow_their_formulas():
     assert spread_text([1.0, 3.0]) == "2.00 ± 1.41 (2)" and spread_text([]) == "—"
     assert gap([1, 2], [3, 4, 5])["verdict"] == "too few seeds"
     close = gap([10.0, 10.2, 9.8], [10.1, 10.3, 9.9])
-    bound = 2 * math.sqrt(0.04 / 3 + 0.04 / 3)
-    assert math.isclose(close["bound"], bound) and close["verdict"] == "within the spread"
-    assert gap([10.0, 10.2, 9.8], [12.0, 12.2, 11.8])["verdict"] == "clears the spread"
+    assert math.isclose(close["t"], -0.1 / math.sqrt(0.04 / 3 + 0.04 / 3))
+    assert close["p"] > 0.05 and close["verdict"] == "within noise"
+    assert gap([10.0, 10.2, 9.8], [12.0, 12.2, 11.8])["verdict"] == "significant"
     assert gap([], [1.0])["verdict"] == "not run"
 
 
@@ -44,7 +44,7 @@ def test_the_pair_reads_each_familys_seeds_and_compares_them(tmp_path):
     assert found["runs"]["highwayfc"][2]["loss"] == 0.32 and found["runs"]["plainnet"][0]["loss"] == 0.38
     # Highway errors 14, 13, 13.5 against plain 16, 15.5, 15.8: a gap of about -2.27 points.
     assert math.isclose(found["gaps"]["error"]["gap"], 13.5 - (16 + 15.5 + 15.8) / 3)
-    assert found["gaps"]["error"]["verdict"] == "clears the spread"
+    assert found["gaps"]["error"]["verdict"] == "significant"
     text = markdown(found)
-    assert "| test error % | 13.50 ± 0.50 (3) | 15.77 ± 0.25 (3) | -2.27, bound" in text
+    assert "| test error % | 13.50 ± 0.50 (3) | 15.77 ± 0.25 (3) | -2.27, p = " in text
     assert "| best training loss | 0.3100 ± 0.0100 (3) | 0.3800 ± 0.0000 (3) |" in text

@@ -1,6 +1,6 @@
 """experiments/residual_gates/seed_table.py: a cell's mean ± std over its seeded runs, the
-first two-thread run kept apart, and a gap that clears the spread only with 3 seeds a side
-and a difference over twice its standard error."""
+first two-thread run kept apart, and a gap that is significant only with 3 seeds a side and
+Welch's p under 5 %."""
 
 import json
 import math
@@ -32,12 +32,12 @@ def test_spread_is_the_mean_and_sample_standard_deviation():
     assert spread([]) == (None, None, 0)
 
 
-def test_a_gap_clears_the_spread_only_with_three_seeds_and_over_twice_its_error():
+def test_a_gap_is_significant_only_with_three_seeds_and_welchs_p_under_5_percent():
     wide = {"errors": {0: 10.0, 1: 11.0, 2: 12.0}}
-    assert compare(wide, {"errors": {0: 20.0, 1: 21.0, 2: 22.0}})["verdict"] == "clears the spread"
+    assert compare(wide, {"errors": {0: 20.0, 1: 21.0, 2: 22.0}})["verdict"] == "significant"
     near = compare(wide, {"errors": {0: 10.5, 1: 11.5, 2: 12.5}})
-    assert near["verdict"] == "within the spread"
-    assert math.isclose(near["bound"], 2 * math.sqrt(1 / 3 + 1 / 3))
+    assert near["verdict"] == "within noise"
+    assert math.isclose(near["t"], -0.5 / math.sqrt(1 / 3 + 1 / 3)) and math.isclose(near["df"], 4.0)
     assert compare(wide, {"errors": {0: 30.0, 1: 31.0}})["verdict"] == "too few seeds"
     assert compare(wide, {"errors": {}})["verdict"] == "not run"
 
@@ -53,9 +53,9 @@ def test_the_table_reads_each_cells_seeded_runs_and_keeps_the_first_run_apart(tm
     assert [round(e, 6) for e in gated["errors"].values()] == [10.0, 9.0, 8.0]
     assert gated["first_run"] == 50.0 and gated["mean_k"] == {0: 3.0, 1: 3.0, 2: 3.0}
     gap = rows[0]["gaps"]["gresnetfc"]
-    assert math.isclose(gap["gap"], -5.0) and gap["verdict"] == "clears the spread"
+    assert math.isclose(gap["gap"], -5.0) and gap["verdict"] == "significant"
     text = markdown(rows)
-    assert "| 2 | 9.00 ± 1.00 (3) | 14.00 ± 1.00 (3) | -5.00, bound 1.63: clears the spread |" in text
+    assert "| 2 | 9.00 ± 1.00 (3) | 14.00 ± 1.00 (3) | -5.00, p = 0.004: significant |" in text
     assert text.count("\n") == 1 + len(rows)
 
 
@@ -75,7 +75,7 @@ def test_any_two_families_compare_and_table_2_gives_mean_k_over_seeds(tmp_path):
         _run(tmp_path, f"rgtable.resnetfc20.e20.t1.s{seed}", accuracy + 0.05)
     rows = table(tmp_path)
     text = pair_markdown(rows, "gplainnet", "resnetfc")
-    assert "| 20 | 19.00 ± 1.00 (3) | 14.00 ± 1.00 (3) | +5.00, bound 1.63: clears the spread |" in text
+    assert "| 20 | 19.00 ± 1.00 (3) | 14.00 ± 1.00 (3) | +5.00, p = 0.004: significant |" in text
     assert "| 2 | — | — | — |" in text
     # mean k per run: 1.0, 1.5, 2.0 -> 1.50 ± 0.50 over the three seeds
     assert "| 20 | — | 1.50 ± 0.50 (3) |" in k_markdown(rows)

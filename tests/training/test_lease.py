@@ -284,6 +284,7 @@ def _repo(tmp_path):
         (tmp_path / name).write_bytes(b"x" * size)
     (tmp_path / ".git" / "info").mkdir(exist_ok=True)
     (tmp_path / ".git" / "info" / "exclude").write_text("/.lease/\n")
+    (tmp_path / ".gitignore").write_text("!zoo/**\n")  # as the project's: zoo/ never ignored
     git("add", ".")
     git("commit", "-q", "-m", "init")
     return git
@@ -300,14 +301,14 @@ def test_leave_behind_takes_a_release_out_of_the_call_and_restore_brings_it_back
     leave_behind(tmp_path, ["zoo/big.cifar10"])
     names = [n for n, _ in travelling_files(tmp_path, tmp_path / ".lease")]
     assert "zoo/big.cifar10/w.h5" not in names and "zoo/small.cifar10/w.h5" in names
-    assert (tmp_path / "zoo/big.cifar10/w.h5").stat().st_size == 5000  # still on disk
+    assert not (tmp_path / "zoo/big.cifar10").exists()  # parked in the git directory
     assert left_behind(tmp_path) == ["zoo/big.cifar10"]  # recorded where a new shell finds it
     with pytest.raises(SystemExit, match="already left behind"):
         leave_behind(tmp_path, ["zoo/small.cifar10"])
     assert restore(tmp_path) == ["zoo/big.cifar10"]
     assert "zoo/big.cifar10/w.h5" in [n for n, _ in travelling_files(tmp_path, tmp_path / ".lease")]
-    assert git("status", "--porcelain") == ""  # the index is as committed
-    assert (tmp_path / ".git" / "info" / "exclude").read_text() == "/.lease/\n"
+    assert git("status", "--porcelain") == ""  # the index and the files are as committed
+    assert (tmp_path / "zoo/big.cifar10/w.h5").stat().st_size == 5000
     assert restore(tmp_path) == []  # again: nothing to do
 
 
@@ -323,3 +324,13 @@ def test_the_flagship_bundle_fits_what_a_call_brings_back(tmp_path):
     bundle_io.check_limits(tmp_path / "b")
     assert len(list((tmp_path / "b").iterdir())) <= 8
     assert manifest["raw_bytes"] > 2 * 36_000_000  # every parameter, in bfloat16
+
+
+def test_the_recorded_command_keeps_a_relative_out_and_hides_an_outside_one(tmp_path, monkeypatch):
+    from training.lease.run import recorded_command
+
+    monkeypatch.chdir(tmp_path)
+    argv = ["run", "--model", "gwrn_28_10", "--minutes", "9.4", "--out", "X"]
+    assert recorded_command(argv, "X").endswith("--minutes 9.4 --out X")
+    outside = str(tmp_path.parent / "elsewhere" / "bundle")
+    assert recorded_command([*argv[:-1], outside], outside).endswith("--out DIR")

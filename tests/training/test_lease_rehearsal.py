@@ -59,15 +59,21 @@ def test_prepare_run_and_release_rehearse_a_lease_on_cpu(tmp_path):
 
     env = {k: v for k, v in os.environ.items() if k not in ("KERAS_BACKEND", "PYTHONPATH")}
     try:
-        first = run(sys.executable, "-m", "training.lease", "prepare", "--out", LEASE_DIR,
-                    env=env, check=False)
-        if first.returncode != 0:  # a large release in zoo/: left behind for the call
-            assert "leave-behind" in first.stderr, first.stderr
-            run(sys.executable, "-m", "training.lease", "leave-behind", "--out", LEASE_DIR, env=env)
-            first = run(sys.executable, "-m", "training.lease", "prepare", "--out", LEASE_DIR, env=env)
-        assert "a lease call copies" in first.stdout
-        copied = float(first.stdout.split("files, ")[1].split(" MiB")[0])
-        assert copied <= 60.0
+        prepared = run(sys.executable, "-m", "training.lease", "prepare", "--out", LEASE_DIR,
+                       env=env, check=False)
+        assert "a lease call copies" in prepared.stdout, prepared.stderr
+        if prepared.returncode != 0:
+            # A large release in zoo/ is over the limit: prepare names what to leave behind
+            # (the leave-behind itself is tested on a repository of its own, not here,
+            # where other tests read zoo/), and without it the call fits.
+            from training.lease.prepare import LIMIT_BYTES, travelling_files
+            from training.lease.travel import largest_releases
+
+            files = travelling_files(ROOT, ROOT / LEASE_DIR)
+            behind = largest_releases(files, sum(s for _, s in files) - LIMIT_BYTES)
+            assert behind and all(b in prepared.stderr for b in behind), prepared.stderr
+            kept = sum(s for n, s in files if not any(n.startswith(b + "/") for b in behind))
+            assert kept <= LIMIT_BYTES
 
         bundle = tmp_path / "bundle"
         started = run(host, "-m", "training.lease", "run", "--model", "gresnet20", "--minutes", "5",
@@ -75,7 +81,6 @@ def test_prepare_run_and_release_rehearse_a_lease_on_cpu(tmp_path):
                       "--lease-dir", LEASE_DIR, env=env)
         assert "checked against the manifest" in started.stdout
     finally:
-        run(sys.executable, "-m", "training.lease", "restore", env=env)
         shutil.rmtree(ROOT / LEASE_DIR, ignore_errors=True)
     check_limits(bundle)
     metrics = json.loads((bundle / "metrics.json").read_text())

@@ -13,7 +13,6 @@ naming the largest items, when that is over 60 MiB.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import subprocess
 import sys
@@ -23,14 +22,6 @@ LIMIT_BYTES = 60 * 2**20
 HOST_PYTHON = "3.12"
 PLATFORMS = ("manylinux_2_28_x86_64", "manylinux_2_27_x86_64", "manylinux_2_17_x86_64",
              "manylinux2014_x86_64")
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(2**20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def wanted_wheels() -> list[str]:
@@ -90,13 +81,13 @@ def summarize(files: list[tuple[str, int]]) -> tuple[int, list[tuple[str, int]]]
 
 def main(args: argparse.Namespace) -> int:
     from training.lease.compact_data import SPLITS, pack_split
-    from keras_gated.datasets import _find, CIFAR10_ZIP
+    from keras_gated.datasets import CIFAR10_ZIP, data_dirs
 
     root = Path(args.root).resolve()
     out = (root / args.out).resolve() if not Path(args.out).is_absolute() else Path(args.out)
     if out.is_symlink() or root not in out.parents:
         raise SystemExit(f"{args.out}: the carried folder must be a real folder inside {root}.")
-    zip_path = _find(CIFAR10_ZIP)
+    zip_path = next((d / CIFAR10_ZIP for d in data_dirs() if (d / CIFAR10_ZIP).is_file()), None)
     if zip_path is None:
         raise SystemExit(f"{CIFAR10_ZIP} not found: set KERAS_GATED_DATA to the folder that holds it.")
     out.mkdir(exist_ok=True)
@@ -110,10 +101,12 @@ def main(args: argparse.Namespace) -> int:
     if needed:
         print(f"downloading wheels for Python {HOST_PYTHON}: {', '.join(needed)}", flush=True)
         download_wheels(wheels, needed)
+    from training.lease.bundle import sha256_file
+
     manifest = {
         "data": data,
         "host_python": HOST_PYTHON,
-        "files": {str(p.relative_to(out)): _sha256(p)
+        "files": {str(p.relative_to(out)): sha256_file(p)
                   for p in sorted(out.rglob("*")) if p.is_file() and p.name != "manifest.json"},
     }
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
@@ -153,9 +146,9 @@ def leave_behind_main(args: argparse.Namespace) -> int:
         return 0
     leave_behind(root, behind)
     _, after = travelling_total(root, root / args.out)
-    print(f"left behind {', '.join(behind)} (out of the index, excluded; the files stay on disk): "
-          f"a lease call now copies {after / 2**20:.1f} MiB. After the call: "
-          "`python -m training.lease restore`.")
+    print(f"left behind {', '.join(behind)} (out of the index, the files parked in the git "
+          f"directory): a lease call now copies {after / 2**20:.1f} MiB. After the call, and "
+          "before any commit: `python -m training.lease restore`.")
     return 0 if after <= LIMIT_BYTES else 1
 
 

@@ -61,6 +61,14 @@ def carried_site(lease_dir: Path) -> list[str]:
     return unpack_wheels(chosen, Path(tempfile.mkdtemp(prefix="keras-gated-lease-site-")))
 
 
+def recorded_command(argv: list[str], out: str) -> str:
+    """The command as run, with an ``--out`` outside the working directory written as
+    ``DIR`` (a host's absolute path says nothing to a reader of the card)."""
+    relative = os.path.relpath(out)
+    shown = relative if not relative.startswith("..") and not os.path.isabs(relative) else "DIR"
+    return "python -m training.lease " + " ".join(shown if a == out else a for a in argv)
+
+
 def learning_rate_fn(recipe):
     """η(t, T) of the recipe over T steps, for the compiled step (T a traced scalar)."""
     import jax.numpy as jnp
@@ -220,7 +228,7 @@ def main(args: argparse.Namespace) -> int:
 
     base_metrics = {
         "status": "in progress",
-        "command": "python -m training.lease " + " ".join(sys.argv[1:]),
+        "command": recorded_command(sys.argv[1:], args.out),
         "model": args.model,
         "dataset": "cifar10",
         "data_note": "CIFAR-10, JPEG q75 copy of the standard splits",

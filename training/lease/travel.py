@@ -1,24 +1,28 @@
 """Leave large released checkpoints behind for a lease call, and bring them back.
 
-A lease call copies the tracked files and the untracked ones git does not ignore. A
-release folder too large for that (the flagship's weights alone are about 70 MB) is left
-behind by taking it out of the index (``git rm -r --cached``: the files stay on disk) and
-excluding it in ``.git/info/exclude``; ``restore`` puts it back in the index from HEAD and
-removes those exclude lines. What was left behind is recorded in ``.git/info/exclude``
-itself, between marker lines, so ``restore`` works after a failed or killed call and in
-a new shell:
+A lease call copies the tracked files and the untracked ones git does not ignore, and
+``zoo/`` is never ignored. A release folder too large for a call (the flagship's weights
+alone are about 70 MB) is left behind by taking it out of the index (``git rm -r
+--cached``) and moving its files into the git directory (``.git/keras-gated-left-behind/``,
+which no call copies); ``restore`` moves them back and puts them back in the index from
+HEAD. The record is kept in that folder, so ``restore`` works after a failed or killed
+call and in a new shell:
 
     python -m training.lease leave-behind     # before the call (prepare says when)
     python -m training.lease restore          # after it, whatever happened
+
+Until ``restore``, ``git status`` shows the folder as deleted: do not commit then.
 """
 
 from __future__ import annotations
 
+import json
+import shutil
 import subprocess
 from pathlib import Path
 
-BEGIN = "# keras-gated lease: left behind for a call (python -m training.lease restore)"
-END = "# keras-gated lease: end"
+STORE = "keras-gated-left-behind"
+RECORD = "record.json"
 
 
 def _git(root: Path, *args: str) -> str:
@@ -26,23 +30,20 @@ def _git(root: Path, *args: str) -> str:
                           capture_output=True, text=True).stdout
 
 
-def exclude_file(root: Path) -> Path:
-    """The repository's ``info/exclude`` file."""
-    path = Path(_git(root, "rev-parse", "--git-path", "info/exclude").strip())
+def store(root: Path) -> Path:
+    """The folder in the git directory that holds what was left behind."""
+    path = Path(_git(root, "rev-parse", "--git-path", STORE).strip())
     return path if path.is_absolute() else root / path
 
 
 def left_behind(root: Path) -> list[str]:
-    """The folders left behind now (from the marked lines of ``.git/info/exclude``)."""
-    path = exclude_file(root)
-    if not path.is_file():
-        return []
-    lines = path.read_text().splitlines()
-    if BEGIN not in lines:
-        return []
-    start = lines.index(BEGIN) + 1
-    stop = lines.index(END, start) if END in lines[start:] else len(lines)
-    return [line.strip("/") for line in lines[start:stop] if line.strip()]
+    """The folders left behind now (from the store's record)."""
+    record = store(root) / RECORD
+    return json.loads(record.read_text()) if record.is_file() else []
+
+
+def _parked(root: Path, folder: str) -> Path:
+    return store(root) / folder.strip("/").replace("/", "__")
 
 
 def leave_behind(root: Path, folders: list[str]) -> None:
@@ -53,29 +54,31 @@ def leave_behind(root: Path, folders: list[str]) -> None:
     for folder in folders:
         if not _git(root, "ls-files", "--", folder).strip():
             raise SystemExit(f"{folder} has no tracked files: nothing to leave behind.")
-    path = exclude_file(root)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    text = path.read_text() if path.is_file() else ""
-    block = "\n".join([BEGIN, *[f"/{f.strip('/')}/" for f in folders], END])
-    path.write_text(text + ("" if text.endswith("\n") or not text else "\n") + block + "\n")
+        if (root / folder).is_symlink() or not (root / folder).is_dir():
+            raise SystemExit(f"{folder} is not a folder of the checkout.")
+    parked = store(root)
+    parked.mkdir(parents=True, exist_ok=True)
+    (parked / RECORD).write_text(json.dumps(folders))  # first: restore finds a half-done move
     for folder in folders:
         _git(root, "rm", "-r", "-q", "--cached", "--", folder)
+        shutil.move(str(root / folder), str(_parked(root, folder)))
 
 
 def restore(root: Path) -> list[str]:
-    """Put every left-behind folder back in the index (from HEAD) and drop its exclude
-    lines; returns the folders. Safe to run when nothing is left behind."""
+    """Move every left-behind folder back and put it back in the index from HEAD;
+    returns the folders. Safe to run when nothing is left behind."""
     folders = left_behind(root)
     for folder in folders:
+        parked = _parked(root, folder)
+        if parked.exists():
+            if (root / folder).exists():
+                raise SystemExit(f"{folder} exists again beside its left-behind copy "
+                                 f"{parked}: keep one of them, then run restore again.")
+            shutil.move(str(parked), str(root / folder))
         _git(root, "reset", "-q", "HEAD", "--", folder)
-    path = exclude_file(root)
-    if path.is_file():
-        lines = path.read_text().splitlines()
-        if BEGIN in lines:
-            start = lines.index(BEGIN)
-            stop = lines.index(END, start) + 1 if END in lines[start:] else len(lines)
-            lines = lines[:start] + lines[stop:]
-            path.write_text("\n".join(lines) + ("\n" if lines else ""))
+    if folders:
+        (store(root) / RECORD).unlink()
+        store(root).rmdir()
     return folders
 
 
