@@ -287,17 +287,18 @@ def compress_command(args: argparse.Namespace, backend: str) -> str:
 
 
 def _cmd_compress(args: argparse.Namespace) -> int:
-    import shutil
-
     import keras
 
     from keras_gated import datasets
     from keras_gated.analysis.compress import compress, compressible_blocks, not_compressible
     from keras_gated.analysis.compress_report import write_compressed
+    from keras_gated.analysis.compress_training import check_backup_folder, remove_backup
     from keras_gated.analysis.report import load_examples
     from keras_gated.evaluation import check_same_classes, weights_classes
     from keras_gated.registry import create_model, split_weight_id
 
+    if args.backup_dir:  # before anything is loaded or trained
+        check_backup_folder(Path(args.backup_dir))
     arch, tag = split_weight_id(args.weight_id) if "." in args.weight_id else (args.weight_id, None)
     weights = args.weights or tag
     if weights is None:
@@ -335,7 +336,7 @@ def _cmd_compress(args: argparse.Namespace) -> int:
         source_weights=f"{arch} (weights {weights})", class_names=info.class_names,
         dataset_note=info.note)
     if args.backup_dir:  # the run has ended and its folder is written
-        shutil.rmtree(args.backup_dir, ignore_errors=True)
+        remove_backup(args.backup_dir)
     measured = numbers["measured"]
     print(f"{arch} (weights {weights}) compressed ({result.record['method']}): removed "
           f"{', '.join(result.record['removed'])}; test accuracy "

@@ -1,0 +1,129 @@
+"""Nothing is deleted that a user did not ask to delete: every writing command writes only
+inside the folder it was given or created, never deletes or overwrites a folder it did
+not create, never follows a symbolic link out of it, never writes a released zoo folder
+(the release tool alone does, with ``--register``, under a lock), and a finished output
+appears whole. Each test replays a case where a command destroyed or overwrote data."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+from pathlib import Path
+
+import keras
+import numpy as np
+import pytest
+
+import keras_gated as kg
+from keras_gated.analysis.compress_training import RunBackup
+from keras_gated.files import check_not_linked, is_linked, new_output_folder
+
+ROOT = Path(__file__).resolve().parents[2]
+SETTINGS = {"source": "gresnetfc2", "seed": 0}
+
+
+def _cli(*argv: str) -> tuple[int, str, str]:
+    """``keras-gated ARGV``: exit code, stdout and stderr."""
+    from keras_gated.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(list(argv))
+    return code, out.getvalue(), err.getvalue()
+
+
+def _tiny_model() -> keras.Model:
+    model = kg.GResNetFC(2, classes=2)
+    model.compile(optimizer=keras.optimizers.SGD(0.01), loss="sparse_categorical_crossentropy")
+    return model
+
+
+# --- compress --backup-dir ----------------------------------------------------------------
+def test_a_backup_dir_holding_other_files_is_refused_and_left_whole(tmp_path):
+    folder = tmp_path / "thesis"
+    folder.mkdir()
+    (folder / "thesis.tex").write_text("\\chapter{Results}")
+    with pytest.raises(ValueError, match="not a compress backup"):
+        RunBackup(folder, SETTINGS)
+    assert (folder / "thesis.tex").read_text() == "\\chapter{Results}"
+    assert sorted(p.name for p in folder.iterdir()) == ["thesis.tex"]
+
+
+def test_a_backup_dir_that_is_a_link_is_refused(tmp_path):
+    target = tmp_path / "elsewhere"
+    target.mkdir()
+    (tmp_path / "link").symlink_to(target)
+    with pytest.raises(ValueError, match="symbolic link"):
+        RunBackup(tmp_path / "link", SETTINGS)
+    assert list(target.iterdir()) == []
+
+
+def test_deleting_a_backup_removes_only_what_the_backup_wrote(tmp_path):
+    folder = tmp_path / "backup"
+    backup = RunBackup(folder, SETTINGS)
+    backup.save("pressure", _tiny_model(), [{"loss": 1.0}])
+    (folder / "notes.md").write_text("mine")  # put there by the user while it ran
+    backup.delete()
+    assert sorted(p.name for p in folder.iterdir()) == ["notes.md"]
+    backup = RunBackup(tmp_path / "fresh", SETTINGS)
+    backup.save("finetune", _tiny_model(), [{"loss": 1.0}])
+    backup.delete()
+    assert not (tmp_path / "fresh").exists()  # nothing else was there: the folder goes too
+
+
+def test_compress_cli_refuses_a_non_empty_backup_dir_before_training(tmp_path, monkeypatch):
+    import importlib
+
+    compress_module = importlib.import_module("keras_gated.analysis.compress")
+    folder = tmp_path / "thesis"
+    folder.mkdir()
+    (folder / "thesis.tex").write_text("draft")
+    source = tmp_path / "source"
+    keras.saving.save_model(kg.create_model("gresnetfc2", classes=2), source, zipped=False)
+    from tests.helpers import make_image_folder
+
+    data = make_image_folder(tmp_path / "tiny", per_class=(8, 4))
+    monkeypatch.setattr(compress_module, "train_epochs",
+                        lambda *a, **k: pytest.fail("trained with a foreign --backup-dir"))
+    code, _, err = _cli("compress", "gresnetfc2", "--weights", str(source), "--dataset",
+                        str(data), "--blocks", "1", "--epochs", "1", "--out",
+                        str(tmp_path / "out"), "--backup-dir", str(folder))
+    assert code == 2, err
+    assert "--backup-dir" in err or str(folder) in err
+    assert (folder / "thesis.tex").read_text() == "draft"
+    assert not (tmp_path / "out").exists()
+
+
+# --- EpochBackup ----------------------------------------------------------------------------
+def test_epoch_backup_never_writes_or_deletes_through_a_linked_backup_folder(tmp_path):
+    from training.callbacks import EpochBackup
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "precious.weights.h5").write_bytes(b"not ours")
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "backup").symlink_to(elsewhere)
+    callback = EpochBackup(run / "backup")
+    callback.set_model(_tiny_model())
+    with pytest.raises(ValueError, match="symbolic link"):
+        callback.write(1)
+    assert sorted(p.name for p in elsewhere.iterdir()) == ["precious.weights.h5"]
+    assert (elsewhere / "precious.weights.h5").read_bytes() == b"not ours"
+
+
+def test_epoch_backup_removes_only_its_own_older_backups(tmp_path):
+    from training.callbacks import EpochBackup
+
+    backup = tmp_path / "run" / "backup"
+    backup.mkdir(parents=True)
+    (backup / "mine.weights.h5").write_bytes(b"user file")
+    callback = EpochBackup(backup)
+    callback.set_model(_tiny_model())
+    callback.write(1)
+    callback.write(2)
+    assert sorted(p.name for p in backup.iterdir()) == [
+        "epoch-0002.weights.h5", "latest.json", "mine.weights.h5"]
+
