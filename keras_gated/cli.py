@@ -215,8 +215,10 @@ def _model_with_weights(name: str, weights: str | None):
 
 def _cmd_analyze(args: argparse.Namespace) -> int:
     from keras_gated.analysis.report import analyze, load_examples
+    from keras_gated.files import check_outside_zoo
     from keras_gated.registry import create_model, split_weight_id
 
+    check_outside_zoo(args.out)  # before anything is loaded
     arch, tag = split_weight_id(args.weight_id) if "." in args.weight_id else (args.weight_id, None)
     weights = args.weights or tag
     if weights is None:

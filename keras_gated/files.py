@@ -25,6 +25,9 @@ from pathlib import Path
 
 # The file that marks a folder a command is writing; it is locked while the command runs.
 CLAIM_FILE = ".keras-gated-writing"
+# A zoo folder's own files: a folder holding them and a weight file (model.weights.h5, or a
+# sharded release's model.weights.json) is a release, never another command's output.
+RELEASE_MARKERS = ("config.json", "README.md", "metrics.json")
 
 
 def write_text_atomic(path: Path, text: str) -> None:
@@ -89,7 +92,7 @@ def release_folder_reason(path: str | os.PathLike) -> str | None:
         if resolved == zoo or zoo in resolved.parents:
             return "in the zoo"
     if (any((path / name).is_file() for name in FOLDER_WEIGHT_FILES)
-            and all((path / name).is_file() for name in ("config.json", "README.md", "metrics.json"))):
+            and all((path / name).is_file() for name in RELEASE_MARKERS)):
         return "a released zoo folder"
     return None
 

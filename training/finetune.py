@@ -159,6 +159,7 @@ def run(args: argparse.Namespace) -> int:
     from training.run_dir import (
         START_AGAIN,
         check_fingerprint,
+        check_zoo_subfolder,
         check_run_files,
         finished_run,
         open_run_folder,
@@ -179,6 +180,7 @@ def run(args: argparse.Namespace) -> int:
     batch_size = recipe.batch_size
     weight_id = weight_id_for(args.model, args.dataset)  # before anything is trained
     out = Path(args.out or default_out(args))
+    zoo = check_zoo_subfolder(out, weight_id)  # before anything is trained
     settings = {"model": args.model, "weights": weights_key(args.weights),
                 "dataset": dataset_key(args.dataset), "recipe": recipe_settings(recipe),
                 "epochs": recipe.epochs, "batch_size": batch_size, "seed": args.seed,
@@ -227,7 +229,6 @@ def run(args: argparse.Namespace) -> int:
             "val_num_examples": built.val_info.num_examples,
             "fast_path": describe(model),
         })
-        zoo = out / "zoo" / weight_id
         try:
             folder = save_zoo_folder(
                 model, zoo, weight_id=weight_id, metrics=metrics,

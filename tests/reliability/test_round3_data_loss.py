@@ -127,3 +127,44 @@ def test_epoch_backup_removes_only_its_own_older_backups(tmp_path):
     assert sorted(p.name for p in backup.iterdir()) == [
         "epoch-0002.weights.h5", "latest.json", "mine.weights.h5"]
 
+
+# --- the zoo: written by the release tool alone ----------------------------------------------
+def _release_folder(folder: Path) -> dict[str, bytes]:
+    """A stand-in release folder (a release's file names); its files' contents."""
+    folder.mkdir(parents=True)
+    for name in ("config.json", "README.md", "metrics.json", "model.weights.h5"):
+        (folder / name).write_bytes(f"official {name}".encode())
+    return {p.name: p.read_bytes() for p in folder.iterdir()}
+
+
+def test_finetune_out_at_the_checkout_root_never_writes_the_zoo(tmp_path, monkeypatch):
+    from training import build, finetune
+
+    checkout = tmp_path / "checkout"
+    official = _release_folder(checkout / "zoo" / "gresnetfc2.tiny")
+    monkeypatch.setenv("KERAS_GATED_ZOO", str(checkout / "zoo"))
+    monkeypatch.setattr(build, "build_run", lambda *a, **k: pytest.fail("trained into the zoo"))
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        code = finetune.main(["--model", "gresnetfc2", "--weights", "none", "--dataset",
+                              str(tmp_path / "tiny"), "--epochs", "1", "--out", str(checkout)])
+    assert code == 2, err.getvalue()
+    assert "zoo" in err.getvalue() and "--out" in err.getvalue()
+    assert {p.name: p.read_bytes() for p in (checkout / "zoo" / "gresnetfc2.tiny").iterdir()} == official
+    assert sorted(p.name for p in checkout.iterdir()) == ["zoo"]  # no run.lock, no run files
+
+
+@pytest.mark.parametrize("inside", [True, False])
+def test_analyze_never_writes_a_release_folder(tmp_path, monkeypatch, inside):
+    import keras_gated.registry as registry
+
+    zoo = tmp_path / "zoo"
+    zoo.mkdir()
+    monkeypatch.setenv("KERAS_GATED_ZOO", str(zoo))
+    folder = (zoo if inside else tmp_path / "copies") / "gresnet20.cifar10"
+    official = _release_folder(folder)
+    monkeypatch.setattr(registry, "create_model", lambda *a, **k: pytest.fail("analyzed"))
+    code, _, err = _cli("analyze", "gresnet20.cifar10", "--dataset", "cifar10", "--out", str(folder))
+    assert code == 2, err
+    assert "training.release" in err
+    assert {p.name: p.read_bytes() for p in folder.iterdir()} == official
