@@ -136,7 +136,8 @@ def _cmd_publish(args: argparse.Namespace) -> int:
 
     cfg = pretrained_cfg_from_folder(args.folder, hf_hub_id=args.repo_id)  # checks it first
     official = _official_entry(cfg) if args.pin_official else None
-    commit = publish(args.folder, cfg.hf_hub_id, commit_message=args.message)
+    commit = publish(args.folder, cfg.hf_hub_id, commit_message=args.message,
+                     delete_other_files=args.delete_other_files)
     cfg = dataclasses.replace(cfg, revision=commit)
     print(f"published {args.folder} to {cfg.hf_hub_id}")
     print(f"commit: {commit}")
@@ -402,6 +403,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--pin-official", action="store_true",
                    help="the release step: pin the published commit in the registered "
                         "config of the weight id (its own repo only)")
+    p.add_argument("--delete-other-files", action="store_true",
+                   help="publish over a repo that holds files of its own (notebooks, data), "
+                        "deleting them (without it, such a repo is refused)")
     p.set_defaults(func=_cmd_publish)
     p = sub.add_parser("pull", help="download released weights into the HF cache")
     p.add_argument("name", help="weight id (gresnet20.cifar10) or hf://org/name[@revision]")

@@ -19,6 +19,7 @@ release repo's are the whole Keras model that ``keras.saving.load_model`` reads:
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 from keras_gated.pretrained.config import HUB_ORG
@@ -31,7 +32,7 @@ from keras_gated.pretrained.sources import (
     parse_hf_ref,
     unreachable_message,
 )
-from keras_gated.pretrained.zoo_folder import KERAS_HUB_PRESET, check_zoo_folder
+from keras_gated.pretrained.zoo_folder import KERAS_HUB_PRESET, RELEASE_FILES, check_zoo_folder
 
 
 def _api(token: str | None = None):
@@ -44,6 +45,45 @@ def _api(token: str | None = None):
 
 KERAS_HUB_SUFFIX = "-keras-hub"  # the repo of a release's keras-hub preset
 TASK_FILES = ("task.json", "task.weights.h5")  # the preset's task, also at the release root
+# The flag that lets publishing delete files of a repo that no keras-gated release holds.
+DELETE_OTHERS_FLAG = "--delete-other-files"
+# Shards of a sharded release (Keras's own names): files a release repo may hold.
+SHARD_FILE = re.compile(r"model_\d{5}\.weights\.h5")
+
+
+def published_name(name: str) -> bool:
+    """Whether a file of a Hub repo is one that publishing a zoo folder writes (in the
+    release repo or its keras-hub preset repo): such a file may be replaced or deleted
+    by the next publication; any other file is the repo owner's."""
+    preset = {f.removeprefix(KERAS_HUB_PRESET) for f in RELEASE_FILES if f.startswith(KERAS_HUB_PRESET)}
+    return (name == ".gitattributes" or name in RELEASE_FILES or name in TASK_FILES
+            or name in preset or SHARD_FILE.fullmatch(name) is not None)
+
+
+def other_files(api, repo_id: str) -> list[str]:
+    """The files of ``repo_id``'s main revision that no keras-gated publication writes
+    ([] when the repo does not exist yet)."""
+    from huggingface_hub.errors import RepositoryNotFoundError
+
+    try:
+        files = api.list_repo_files(repo_id)
+    except RepositoryNotFoundError:
+        return []
+    return sorted(name for name in files if not published_name(name))
+
+
+def check_no_other_files(api, repo_ids: list[str]) -> None:
+    """Refuse (``ValueError``), before anything is uploaded, to publish over repos that hold
+    files of their own (notebooks, data): a publication makes a repo exactly the release,
+    so it would delete them."""
+    for repo_id in repo_ids:
+        others = other_files(api, repo_id)
+        if others:
+            shown = ", ".join(others[:5]) + (f" and {len(others) - 5} more" if len(others) > 5 else "")
+            raise ValueError(
+                f"The Hub repo {repo_id} holds files that are not part of a release ({shown}), "
+                f"which publishing would delete: publish to a new repo, or pass "
+                f"{DELETE_OTHERS_FLAG} to delete them.")
 
 
 def keras_hub_repo_id(repo_id: str) -> str:
@@ -111,6 +151,7 @@ def publish(
     token: str | None = None,
     commit_message: str | None = None,
     private: bool = False,
+    delete_other_files: bool = False,
 ) -> str:
     """Upload a zoo folder to a Hub repo and return the commit id to pin.
 
@@ -119,8 +160,10 @@ def publish(
     refused; files of the previous revision that the folder no longer has are deleted;
     the Hub's ``.gitattributes`` stays), its keras-hub preset aside: that goes to the root
     of ``keras_hub_repo_id(repo_id)``, and its task files also to the root of ``repo_id``
-    (see the module's docstring). ``repo_id`` defaults to ``keras-gated/<folder name>``;
-    the token comes from ``token``, ``HF_TOKEN`` or ``hf auth login``.
+    (see the module's docstring). A repo holding files that no release holds (a
+    notebook, data) is refused before anything is uploaded unless ``delete_other_files``
+    (``other_files``). ``repo_id`` defaults to ``keras-gated/<folder name>``; the token
+    comes from ``token``, ``HF_TOKEN`` or ``hf auth login``.
     """
     folder = Path(folder)
     files = check_zoo_folder(folder)
@@ -133,6 +176,8 @@ def publish(
     api = _api(token)
     target = repo_id
     try:
+        if not delete_other_files:
+            check_no_other_files(api, [repo_id, *([keras_hub_repo_id(repo_id)] if preset else [])])
         commit = _upload(api, repo_id, release, message, private)
         if preset:
             target = keras_hub_repo_id(repo_id)

@@ -19,6 +19,7 @@ import pytest
 import keras_gated as kg
 from keras_gated.analysis.compress_training import RunBackup
 from keras_gated.files import check_not_linked, is_linked, new_output_folder
+from tests.hub_fixtures import hf_home, hub  # noqa: F401
 
 ROOT = Path(__file__).resolve().parents[2]
 SETTINGS = {"source": "gresnetfc2", "seed": 0}
@@ -168,3 +169,26 @@ def test_analyze_never_writes_a_release_folder(tmp_path, monkeypatch, inside):
     assert code == 2, err
     assert "training.release" in err
     assert {p.name: p.read_bytes() for p in folder.iterdir()} == official
+
+
+# --- publish ----------------------------------------------------------------------------------
+def test_publish_never_deletes_files_of_an_existing_repo_without_the_flag(hub, tmp_path):  # noqa: F811
+    from huggingface_hub import HfApi
+
+    from keras_gated.pretrained import hub as kg_hub
+    from tests.reliability.test_publish_release import write_zoo
+
+    repo = "user/existing"
+    api = HfApi()
+    api.create_repo(repo)
+    for name, content in (("analysis.ipynb", b"{}"), ("data/train.csv", b"x,y\n1,2\n")):
+        api.upload_file(path_or_fileobj=content, path_in_repo=name, repo_id=repo)
+    before = hub.files(repo)
+    folder = write_zoo(tmp_path / "src" / "gresnet8.cifar10")
+    with pytest.raises(ValueError, match="--delete-other-files") as refused:
+        kg_hub.publish(folder, repo)
+    assert "analysis.ipynb" in str(refused.value) and "data/train.csv" in str(refused.value)
+    assert hub.files(repo) == before  # nothing committed
+    kg_hub.publish(folder, repo, delete_other_files=True)
+    assert "analysis.ipynb" not in hub.files(repo) and "model.weights.h5" in hub.files(repo)
+    kg_hub.publish(folder, repo)  # a repo holding only a release is published over as before
