@@ -104,8 +104,11 @@ def compression_notes(record: dict[str, Any], points: dict[str, dict], source_we
 def write_compressed(result: CompressionResult, source: keras.Model, out: str | Path, *,
                      arch: str, dataset: str, test: tuple[np.ndarray, np.ndarray],
                      command: str, source_weights: str, class_names: Sequence[str] = (),
-                     dataset_note: str = "", timing_batch: int = 256) -> dict[str, Any]:
-    """Write ``out`` (the zoo-style folder of the compressed net) and return its numbers."""
+                     dataset_note: str = "", timing_batch: int = 256,
+                     final: str | Path | None = None) -> dict[str, Any]:
+    """Write ``out`` (the zoo-style folder of the compressed net) and return its numbers;
+    ``final``: where the folder will be once moved into place (default ``out``), the path
+    its card loads it from."""
     from keras_gated.pretrained.zoo_folder import save_zoo_folder
 
     out = Path(out)
@@ -130,7 +133,7 @@ def write_compressed(result: CompressionResult, source: keras.Model, out: str | 
     notes = (compression_notes(record, points, source_weights, timing_images=timing_images,
                                backend=keras.backend.backend())
              + f"\n\n`{RECORD_FILE}` holds every number, `{PLOT_FILE}` the trade-off.")
-    folder = out.resolve().as_posix()
+    folder = Path(final if final is not None else out).resolve().as_posix()
     usage = "\n".join([
         "import keras",
         "import keras_gated as kg  # registers the layers with Keras",

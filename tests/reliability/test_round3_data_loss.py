@@ -192,3 +192,58 @@ def test_publish_never_deletes_files_of_an_existing_repo_without_the_flag(hub, t
     kg_hub.publish(folder, repo, delete_other_files=True)
     assert "analysis.ipynb" not in hub.files(repo) and "model.weights.h5" in hub.files(repo)
     kg_hub.publish(folder, repo)  # a repo holding only a release is published over as before
+
+
+# --- compress --out: claimed, written whole -------------------------------------------------
+def test_a_claimed_output_folder_refuses_a_second_writer_and_appears_whole(tmp_path):
+    out = tmp_path / "out"
+    with new_output_folder(out) as staging:
+        (staging / "result.txt").write_text("first")
+        assert not (out / "result.txt").exists()  # nothing shows before the end
+        with pytest.raises(ValueError, match="another command"):
+            with new_output_folder(out):
+                pass
+    assert sorted(p.name for p in out.iterdir()) == ["result.txt"]
+    assert not list(tmp_path.glob(".out.partial-*"))
+
+
+def test_a_failed_output_leaves_the_folder_as_it_was(tmp_path):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    for out in (empty, tmp_path / "new"):
+        with pytest.raises(RuntimeError):
+            with new_output_folder(out) as staging:
+                (staging / "half.txt").write_text("half")
+                raise RuntimeError("killed")
+    assert list(empty.iterdir()) == [] and not (tmp_path / "new").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["empty"]
+
+
+def test_two_compress_runs_into_one_out_never_both_write_it(tmp_path, monkeypatch):
+    import importlib
+
+    from tests.helpers import make_image_folder
+
+    module = importlib.import_module("keras_gated.analysis.compress")
+    source = tmp_path / "source"
+    keras.saving.save_model(kg.create_model("gresnetfc2", classes=2), source, zipped=False)
+    data = make_image_folder(tmp_path / "tiny", per_class=(8, 4))
+    out = tmp_path / "out"
+    argv = ("compress", "gresnetfc2", "--weights", str(source), "--dataset", str(data),
+            "--blocks", "1", "--epochs", "0", "--pressure-epochs", "0", "--out", str(out))
+    real, second = module.compress, []
+
+    def first_run(*args, **kwargs):  # the second run starts while the first one trains
+        if not second:
+            second.append(_cli(*argv))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(module, "compress", first_run)
+    code, printed, err = _cli(*argv)
+    assert code == 0, err
+    second_code, _, second_err = second[0]
+    assert second_code == 2 and "another command" in second_err
+    assert {"compression.json", "README.md", "metrics.json"} <= {p.name for p in out.iterdir()}
+    assert not (out / ".keras-gated-writing").exists()
+    assert str(out.resolve()) in (out / "README.md").read_text()  # the card names the final folder
+
