@@ -172,3 +172,55 @@ def new_output_folder(path: str | os.PathLike, option: str = "--out") -> Iterato
                 with contextlib.suppress(OSError):
                     path.rmdir()
         os.close(fd)
+
+
+@contextlib.contextmanager
+def exclusive_lock(path: str | os.PathLike, what: str) -> Iterator[None]:
+    """Hold the lock file ``path`` (``flock``, exclusive, non-blocking) for the block; a
+    ``ValueError`` naming ``what`` when another process holds it.
+
+    The OS releases a ``flock`` when its process ends, however it ends; the file is
+    removed on exit while still held, and a lock taken on a file removed meanwhile is
+    taken again on the current one.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    while True:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise ValueError(f"{what} is in use by another process (lock {path}): wait for it "
+                             "to end and run again.") from None
+        try:
+            current = os.stat(path).st_ino == os.fstat(fd).st_ino
+        except FileNotFoundError:
+            current = False
+        if current:
+            break
+        os.close(fd)
+    try:
+        yield
+    finally:
+        with contextlib.suppress(OSError):
+            path.unlink()
+        os.close(fd)
+
+
+def replace_folder(new: Path, target: Path) -> None:
+    """Put the finished folder ``new`` at ``target`` (same file system), replacing the
+    folder there: the old one is renamed aside, the new one renamed into place, then the
+    old one removed, so ``target`` always holds one whole version."""
+    if not target.exists():
+        os.rename(new, target)
+        return
+    old = target.with_name(f".{target.name}.old-{os.getpid()}")
+    shutil.rmtree(old, ignore_errors=True)
+    os.rename(target, old)
+    try:
+        os.rename(new, target)
+    except BaseException:
+        os.rename(old, target)
+        raise
+    shutil.rmtree(old)

@@ -247,3 +247,79 @@ def test_two_compress_runs_into_one_out_never_both_write_it(tmp_path, monkeypatc
     assert not (out / ".keras-gated-writing").exists()
     assert str(out.resolve()) in (out / "README.md").read_text()  # the card names the final folder
 
+
+# --- release: zoo/ only with --register, whole, under a lock ---------------------------------
+from tests.training.test_release import tiny  # noqa: E402, F401
+
+
+def _files(folder: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in folder.iterdir()}
+
+
+def test_release_without_register_writes_only_into_out(tmp_path, tiny):  # noqa: F811
+    from training import release
+
+    run, zoo = tiny.train("gresnetfc2"), tmp_path / "zoo"
+    official = _release_folder(zoo / "gresnetfc2.tiny")
+    with pytest.raises(ValueError, match="--out DIR"):
+        release.release(run, zoo=zoo)
+    folder = release.release(run, zoo=zoo, out=tmp_path / "out")
+    assert folder == tmp_path / "out" / "gresnetfc2.tiny" and (folder / "model.weights.h5").is_file()
+    assert _files(zoo / "gresnetfc2.tiny") == official
+    with pytest.raises(ValueError, match="exists"):  # never over an earlier release in --out
+        release.release(run, zoo=zoo, out=tmp_path / "out")
+    with pytest.raises(ValueError, match="is in the zoo"):
+        release.release(run, zoo=zoo, out=zoo)
+    assert _files(zoo / "gresnetfc2.tiny") == official
+    assert sorted(p.name for p in zoo.iterdir()) == ["gresnetfc2.tiny"]
+
+
+def test_a_failed_or_killed_release_leaves_the_zoo_folder_as_it_was(tmp_path, tiny, monkeypatch):  # noqa: F811
+    import keras_gated.evaluation as evaluation
+    from keras_gated.pretrained import zoo_folder
+    from training import release
+
+    run, zoo = tiny.train("gresnetfc2"), tmp_path / "zoo"
+    official = _release_folder(zoo / "gresnetfc2.tiny")
+    real_evaluate = evaluation.evaluate
+    monkeypatch.setattr(evaluation, "evaluate", lambda *a, **k: {"test_accuracy": -1.0})
+    with pytest.raises(ValueError, match="not released"):
+        release.release(run, zoo=zoo, register_in=tiny.cfgs)
+    assert _files(zoo / "gresnetfc2.tiny") == official
+    monkeypatch.setattr(evaluation, "evaluate", real_evaluate)
+
+    def killed(model, folder, **kwargs):  # the process dies after the first file
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        (Path(folder) / "config.json").write_text("{}")
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(zoo_folder, "save_zoo_folder", killed)
+    with pytest.raises(KeyboardInterrupt):
+        release.release(run, zoo=zoo, register_in=tiny.cfgs)
+    assert _files(zoo / "gresnetfc2.tiny") == official
+    assert sorted(p.name for p in zoo.iterdir()) == ["gresnetfc2.tiny"]
+    assert release.registered_cfgs(tiny.cfgs) == []
+
+
+def test_two_releases_of_one_weight_id_never_run_at_once(tmp_path, tiny, monkeypatch):  # noqa: F811
+    import keras_gated.evaluation as evaluation
+    from training import release
+
+    run, zoo = tiny.train("gresnetfc2"), tmp_path / "zoo"
+    real_evaluate, second = evaluation.evaluate, []
+
+    def evaluate_while_another_starts(*args, **kwargs):
+        if not second:
+            try:
+                second.append(release.release(run, zoo=zoo, register_in=tiny.cfgs))
+            except ValueError as error:
+                second.append(error)
+        return real_evaluate(*args, **kwargs)
+
+    monkeypatch.setattr(evaluation, "evaluate", evaluate_while_another_starts)
+    folder = release.release(run, zoo=zoo, register_in=tiny.cfgs)
+    assert isinstance(second[0], ValueError) and "in use by another process" in str(second[0])
+    [cfg] = release.registered_cfgs(tiny.cfgs)
+    assert cfg.sha256 == kg.pretrained.sha256_of(folder / "model.weights.h5")
+    assert sorted(p.name for p in zoo.iterdir()) == ["gresnetfc2.tiny"]  # no lock, no staging left
+
