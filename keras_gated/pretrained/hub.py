@@ -22,6 +22,7 @@ import os
 import re
 from pathlib import Path
 
+from keras_gated.files import is_linked
 from keras_gated.pretrained.config import HUB_ORG
 from keras_gated.registry.weights import get_pretrained_cfg
 from keras_gated.pretrained.sources import (
@@ -156,9 +157,10 @@ def publish(
     """Upload a zoo folder to a Hub repo and return the commit id to pin.
 
     Creates the repo if needed. The new revision holds exactly the release files that
-    ``check_zoo_folder`` lists (a folder with a symbolic link or any other file is
-    refused; files of the previous revision that the folder no longer has are deleted;
-    the Hub's ``.gitattributes`` stays), its keras-hub preset aside: that goes to the root
+    ``check_zoo_folder`` lists (a folder with a symbolic link, a file with other hard
+    links or any other file is refused; files of the previous revision that the folder
+    no longer has are deleted; the Hub's ``.gitattributes`` stays), its keras-hub preset
+    aside: that goes to the root
     of ``keras_hub_repo_id(repo_id)``, and its task files also to the root of ``repo_id``
     (see the module's docstring). A repo holding files that no release holds (a
     notebook, data) is refused before anything is uploaded unless ``delete_other_files``
@@ -167,6 +169,11 @@ def publish(
     """
     folder = Path(folder)
     files = check_zoo_folder(folder)
+    shared = [name for name in files if is_linked(folder / name)]
+    if shared:
+        raise ValueError(
+            f"{folder} holds files with other hard links ({', '.join(shared)}), which are never "
+            "published: replace each by a copy of its own (or remove it) and publish again.")
     repo_id = repo_id or f"{HUB_ORG}/{folder.name}"
     parse_hf_ref(repo_id)
     from huggingface_hub.errors import HfHubHTTPError

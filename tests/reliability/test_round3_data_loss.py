@@ -323,3 +323,36 @@ def test_two_releases_of_one_weight_id_never_run_at_once(tmp_path, tiny, monkeyp
     assert cfg.sha256 == kg.pretrained.sha256_of(folder / "model.weights.h5")
     assert sorted(p.name for p in zoo.iterdir()) == ["gresnetfc2.tiny"]  # no lock, no staging left
 
+
+# --- linked files are never copied or published ----------------------------------------------
+def test_a_linked_training_log_is_never_copied_into_a_release(tmp_path):
+    from keras_gated.pretrained.zoo_folder import save_zoo_folder
+
+    secret = tmp_path / "token"
+    secret.write_text("hf_secret")
+    for kind in ("symlink", "hardlink"):
+        log = tmp_path / kind / "log.csv"
+        log.parent.mkdir()
+        log.symlink_to(secret) if kind == "symlink" else os.link(secret, log)
+        assert is_linked(log)
+        with pytest.raises(ValueError, match="training log"):
+            save_zoo_folder(kg.GResNetFC(2, classes=2), tmp_path / kind / "zoo",
+                            weight_id="gresnetfc2.x", metrics={"test_accuracy": 0.5, "split": "test", "num_examples": 4},
+                            recipe="r", command="c", dataset_note="d", training_log=log)
+        assert not (tmp_path / kind / "zoo").exists()
+
+
+def test_a_hard_linked_file_is_never_published(hub, tmp_path):  # noqa: F811
+    from keras_gated.pretrained import hub as kg_hub
+    from tests.reliability.test_publish_release import write_zoo
+
+    folder = write_zoo(tmp_path / "src" / "gresnet8.cifar10")
+    secret = tmp_path / "token"
+    secret.write_text("hf_secret_token")
+    (folder / "training_log.csv").unlink()
+    os.link(secret, folder / "training_log.txt")
+    with pytest.raises(ValueError, match=r"hard links \(training_log.txt\)"):
+        kg_hub.publish(folder, "user/repo")
+    assert "user/repo" not in hub.state.repos
+    with pytest.raises(ValueError, match="other hard links"):
+        check_not_linked(folder / "training_log.txt", "The log")
