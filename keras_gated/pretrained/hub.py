@@ -22,6 +22,7 @@ import os
 import re
 from pathlib import Path
 
+from keras_gated.errors import without_credentials
 from keras_gated.files import is_linked
 from keras_gated.pretrained.config import HUB_ORG
 from keras_gated.registry.weights import get_pretrained_cfg
@@ -223,7 +224,7 @@ def _refused_token(repo_id: str, status: int, token: str | None) -> str:
     else:
         source = "no token (HF_TOKEN is not set and `hf auth login` was not run)"
     reason = "401 Unauthorized" if status == 401 else "403 Forbidden"
-    return (
+    return without_credentials(
         f"The Hub ({constants.ENDPOINT}) refused to publish {repo_id} ({reason}) with "
         f"{source}: set HF_TOKEN to a token with write access to "
         f"{repo_id.split('/')[0]!r} (or run `hf auth login`) and publish again."
@@ -245,11 +246,11 @@ def pull(name: str, *, token: str | None = None) -> Path:
         try:
             return Path(snapshot_download(ref.repo_id, revision=ref.revision, token=token))
         except HfHubHTTPError as error:  # its message spans lines: one sentence instead
-            raise HubDownloadError(
+            raise HubDownloadError(without_credentials(
                 f"Cannot download {ref} from the Hub ({type(error).__name__}, "
                 f"{str(error).strip().splitlines()[0].rstrip('.')}): check the repo id and "
                 "revision, and that HF_TOKEN can read it if it is private."
-            ) from None
+            )) from None
     cfg = get_pretrained_cfg(name)
     try:
         folder = Path(snapshot_download(cfg.hf_hub_id, revision=cfg.revision, token=token))

@@ -356,3 +356,33 @@ def test_a_hard_linked_file_is_never_published(hub, tmp_path):  # noqa: F811
     assert "user/repo" not in hub.state.repos
     with pytest.raises(ValueError, match="other hard links"):
         check_not_linked(folder / "training_log.txt", "The log")
+
+
+# --- credentials in an endpoint never reach a message ----------------------------------------
+def test_no_message_shows_the_credentials_of_hf_endpoint(hub, monkeypatch):  # noqa: F811
+    import huggingface_hub.hf_api
+    from huggingface_hub import constants
+
+    from keras_gated.pretrained.sources import WeightsNotFoundError
+
+    secret = hub.url.replace("http://", "http://user:s3cret-password@")
+    monkeypatch.setenv("HF_ENDPOINT", secret)
+    monkeypatch.setattr(constants, "ENDPOINT", secret)
+    monkeypatch.setattr(constants, "HUGGINGFACE_CO_URL_TEMPLATE",
+                        secret + "/{repo_id}/resolve/{revision}/{filename}")
+    monkeypatch.setattr(huggingface_hub.hf_api.api, "endpoint", secret)
+    with pytest.raises(WeightsNotFoundError) as raised:  # not on this Hub, not in the zoo
+        kg.create_model("gresnet20", weights="cifar10")
+    assert "s3cret-password" not in str(raised.value) and "user:" not in str(raised.value)
+    assert hub.url.removeprefix("http://") in str(raised.value)  # the host is still named
+
+
+def test_a_command_error_never_prints_url_credentials(capsys):
+    from keras_gated.errors import run_command
+
+    def fails() -> int:
+        raise ValueError("Cannot reach http://user:s3cret@hub.example/api: check the endpoint.")
+
+    assert run_command("keras-gated", fails) == 2
+    err = capsys.readouterr().err
+    assert "s3cret" not in err and "http://hub.example/api" in err
