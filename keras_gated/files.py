@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import re
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -224,3 +225,38 @@ def replace_folder(new: Path, target: Path) -> None:
         os.rename(old, target)
         raise
     shutil.rmtree(old)
+
+
+def portable_path(path: str | os.PathLike) -> str:
+    """``path`` as a card or a record shows it, without this machine's layout: relative to
+    the working folder when inside it, ``~/...`` under the home folder, else relative to
+    the working folder (``../data``)."""
+    absolute = Path(os.path.abspath(Path(path).expanduser()))
+    cwd, home = Path.cwd(), Path.home()
+    if absolute == cwd or cwd in absolute.parents:
+        return absolute.relative_to(cwd).as_posix()
+    if home != Path("/") and (absolute == home or home in absolute.parents):
+        return f"~/{absolute.relative_to(home).as_posix()}"
+    return Path(os.path.relpath(absolute, cwd)).as_posix()
+
+
+def portable_text(text: str) -> str:
+    """``text`` (a command line, a note) with the absolute paths of the working folder and
+    the home folder in it made ``./``-relative and ``~/``: what is published names no
+    local folder."""
+    prefixes = {str(Path.home()): "~", str(Path.cwd()): "."}
+    for prefix in sorted((p for p in prefixes if p != "/"), key=len, reverse=True):
+        text = re.sub(rf"{re.escape(prefix)}(?=/|\b|$)", prefixes[prefix], text)
+    return text
+
+
+def portable_record(record: object) -> object:
+    """A JSON-like ``record`` (dicts, lists, strings) with ``portable_text`` applied to
+    every string in it."""
+    if isinstance(record, str):
+        return portable_text(record)
+    if isinstance(record, dict):
+        return {key: portable_record(value) for key, value in record.items()}
+    if isinstance(record, (list, tuple)):
+        return [portable_record(value) for value in record]
+    return record

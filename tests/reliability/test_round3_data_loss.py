@@ -225,6 +225,7 @@ def test_two_compress_runs_into_one_out_never_both_write_it(tmp_path, monkeypatc
     from tests.helpers import make_image_folder
 
     module = importlib.import_module("keras_gated.analysis.compress")
+    monkeypatch.chdir(tmp_path)
     source = tmp_path / "source"
     keras.saving.save_model(kg.create_model("gresnetfc2", classes=2), source, zipped=False)
     data = make_image_folder(tmp_path / "tiny", per_class=(8, 4))
@@ -245,7 +246,10 @@ def test_two_compress_runs_into_one_out_never_both_write_it(tmp_path, monkeypatc
     assert second_code == 2 and "another command" in second_err
     assert {"compression.json", "README.md", "metrics.json"} <= {p.name for p in out.iterdir()}
     assert not (out / ".keras-gated-writing").exists()
-    assert str(out.resolve()) in (out / "README.md").read_text()  # the card names the final folder
+    card = (out / "README.md").read_text()
+    assert 'folder = "out"' in card  # the final folder, as a path relative to where it ran
+    for name in ("README.md", "metrics.json", "compression.json"):  # no local path published
+        assert str(tmp_path) not in (out / name).read_text(), name
 
 
 # --- release: zoo/ only with --register, whole, under a lock ---------------------------------
@@ -386,3 +390,21 @@ def test_a_command_error_never_prints_url_credentials(capsys):
     assert run_command("keras-gated", fails) == 2
     err = capsys.readouterr().err
     assert "s3cret" not in err and "http://hub.example/api" in err
+
+
+# --- published records name no local folder ---------------------------------------------------
+def test_cards_and_records_name_paths_relative_to_the_working_and_home_folders(tmp_path, monkeypatch):
+    from keras_gated.files import portable_path, portable_record
+    from training.finetune import card_usage
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HOME", str(tmp_path.parent))
+    usage = card_usage("gresnetfc2", tmp_path / "runs" / "x" / "zoo" / "gresnetfc2.tiny",
+                       (28, 28, 1), 2, adapted=False)
+    assert 'folder = "runs/x/zoo/gresnetfc2.tiny"' in usage and str(tmp_path) not in usage
+    record = portable_record({"command": f"python -m training.finetune --dataset {tmp_path}/data "
+                                         f"--weights {tmp_path.parent}/w.h5 --out {tmp_path}",
+                              "notes": [f"image folder {tmp_path}/data"], "epochs": 3})
+    assert record == {"command": "python -m training.finetune --dataset ./data --weights ~/w.h5 "
+                                 "--out .", "notes": ["image folder ./data"], "epochs": 3}
+    assert portable_path(tmp_path.parent / "elsewhere") == "~/elsewhere"
