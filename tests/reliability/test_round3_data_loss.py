@@ -232,10 +232,11 @@ def test_two_compress_runs_into_one_out_never_both_write_it(tmp_path, monkeypatc
     out = tmp_path / "out"
     argv = ("compress", "gresnetfc2", "--weights", str(source), "--dataset", str(data),
             "--blocks", "1", "--epochs", "0", "--pressure-epochs", "0", "--out", str(out))
-    real, second = module.compress, []
+    real, started, second = module.compress, [], []
 
     def first_run(*args, **kwargs):  # the second run starts while the first one trains
-        if not second:
+        if not started:
+            started.append(True)
             second.append(_cli(*argv))
         return real(*args, **kwargs)
 
@@ -310,10 +311,11 @@ def test_two_releases_of_one_weight_id_never_run_at_once(tmp_path, tiny, monkeyp
     from training import release
 
     run, zoo = tiny.train("gresnetfc2"), tmp_path / "zoo"
-    real_evaluate, second = evaluation.evaluate, []
+    real_evaluate, started, second = evaluation.evaluate, [], []
 
     def evaluate_while_another_starts(*args, **kwargs):
-        if not second:
+        if not started:
+            started.append(True)
             try:
                 second.append(release.release(run, zoo=zoo, register_in=tiny.cfgs))
             except ValueError as error:
