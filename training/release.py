@@ -1,13 +1,15 @@
 """Turn a finished training run into a released zoo folder.
 
-    python -m training.release training/runs/gresnet20.cifar10 [--notes "..."]
+    python -m training.release training/runs/gresnet20.cifar10 --register [--notes "..."]
+    python -m training.release training/runs/gresnet20.cifar10 --out DIR  # zoo/ untouched
 
 Takes the run's final model (``last.keras``, the last epoch, the model ``metrics.json``
-measured), checks that ``keras-gated evaluate``'s own measurement on the real test split
-equals ``metrics.json``, writes ``zoo/<weight id>/`` with ``keras_gated.pretrained.
-save_zoo_folder`` (Keras save files, model card, metrics.json, training log) and prints
-its ``PretrainedCfg`` as JSON (sha256 pinned, revision None until published).
-``--register`` writes that entry into the data file of the model's family
+measured), writes ``zoo/<weight id>/`` (with ``--register``, under a lock) or
+``DIR/<weight id>/`` with ``keras_gated.pretrained.save_zoo_folder`` (Keras save files,
+model card, metrics.json, training log) beside its place, checks that ``keras-gated
+evaluate``'s own measurement on the real test split equals ``metrics.json``, moves it into
+place and prints its ``PretrainedCfg`` as JSON (sha256 pinned, revision None until
+published). ``--register`` also writes that entry into the data file of the model's family
 (``keras_gated/models/<family>/<family module>.json``) and rewrites the zoo tables: the
 full ones in ``docs/zoo.md``, the short released-weights table in the README.
 """
