@@ -468,8 +468,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", type=_new_folder, required=True,
                    help="new folder for the Keras save, card, compression.json and tradeoff.png")
     p.add_argument("--backup-dir", default=None, metavar="DIR",
-                   help="back up after every epoch into DIR; the same command resumes there "
-                        "after a stop (DIR is removed when the run has ended)")
+                   help="back up after every epoch into DIR (new or empty); the same command "
+                        "resumes there after a stop (the backup's files are removed when the "
+                        "run has ended)")
     p.set_defaults(func=_cmd_compress)
 
     p = sub.add_parser("export", help="export for serving: ONNX, TFLite or TF SavedModel")

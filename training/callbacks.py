@@ -109,7 +109,8 @@ class EpochBackup(keras.callbacks.Callback):
         """Back up the model and optimizer after ``epoch`` finished epochs and ``step``
         steps of the next one. With ``shard_mb``, as Keras sharded weights
         (``<name>.weights.json`` and ``<name>_NNNNN.weights.h5`` files of at most
-        ``shard_mb`` MB each)."""
+        ``shard_mb`` MB each). A backup folder that is a symbolic link is refused
+        (``ValueError``), and only this callback's older ``epoch-*`` files are removed."""
         check_not_linked(self.backup_dir, "The run's backup folder")
         self.backup_dir.mkdir(parents=True, exist_ok=True)
         stem = f"epoch-{epoch:04d}" + (f"-step-{step:06d}" if step else "")
