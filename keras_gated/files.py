@@ -162,7 +162,13 @@ def new_output_folder(path: str | os.PathLike, option: str = "--out") -> Iterato
         staging.mkdir()
         yield staging
         (path / CLAIM_FILE).unlink()  # still locked: path is empty for the rename
-        os.replace(staging, path)
+        try:
+            os.replace(staging, path)
+        except OSError as error:  # something else was written there: keep the result
+            done = True
+            raise OSError(error.errno, f"{path} is not empty any more, so the finished output "
+                          f"was left in {staging}: move it where you want it",
+                          str(path)) from None
         done = True
     finally:
         if not done:
