@@ -147,7 +147,8 @@ def _cmd_publish(args: argparse.Namespace) -> int:
 
     cfg = pretrained_cfg_from_folder(args.folder, hf_hub_id=args.repo_id)  # checks it first
     official = _official_entry(cfg) if args.pin_official else None
-    commit = publish(args.folder, cfg.hf_hub_id, commit_message=args.message)
+    commit = publish(args.folder, cfg.hf_hub_id, commit_message=args.message,
+                     delete_other_files=args.delete_other_files)
     cfg = dataclasses.replace(cfg, revision=commit)
     print(f"published {args.folder} to {cfg.hf_hub_id}")
     print(f"commit: {commit}")
@@ -234,8 +235,10 @@ def _model_with_weights(name: str, weights: str | None):
 
 def _cmd_analyze(args: argparse.Namespace) -> int:
     from keras_gated.analysis.report import analyze, load_examples
+    from keras_gated.files import check_outside_zoo
     from keras_gated.registry import create_model, split_weight_id
 
+    check_outside_zoo(args.out)  # before anything is loaded
     arch, tag = split_weight_id(args.weight_id) if "." in args.weight_id else (args.weight_id, None)
     weights = args.weights or tag
     if weights is None:
@@ -281,9 +284,13 @@ def _count(minimum: int):
 def _new_folder(text: str) -> str:
     """argparse type of ``compress --out``: a folder that does not exist yet or is empty
     (it is written whole; nothing already there is replaced)."""
-    path = Path(text).expanduser()
-    if path.exists() and (not path.is_dir() or any(path.iterdir())):
-        raise argparse.ArgumentTypeError(f"{text} exists and is not an empty folder: give a new one")
+    from keras_gated.files import check_new_folder
+
+    try:
+        check_new_folder(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text} exists and is not an empty folder: give a "
+                                         "new one") from None
     return text
 
 
@@ -306,55 +313,59 @@ def compress_command(args: argparse.Namespace, backend: str) -> str:
 
 
 def _cmd_compress(args: argparse.Namespace) -> int:
-    import shutil
-
     import keras
 
     from keras_gated import datasets
     from keras_gated.analysis.compress import compress, compressible_blocks, not_compressible
     from keras_gated.analysis.compress_report import write_compressed
+    from keras_gated.analysis.compress_training import check_backup_folder, remove_backup
     from keras_gated.analysis.report import load_examples
     from keras_gated.evaluation import check_same_classes, weights_classes
+    from keras_gated.files import new_output_folder
     from keras_gated.registry import create_model, split_weight_id
 
-    arch, tag = split_weight_id(args.weight_id) if "." in args.weight_id else (args.weight_id, None)
-    weights = args.weights or tag
-    if weights is None:
-        raise ValueError(f"{args.weight_id!r} names no weights: give a weight id "
-                         "(gresnet20.cifar10) or --weights.")
-    classes = weights_classes(arch, weights)
-    model = create_model(arch, weights=weights, **({"classes": classes} if classes else {}))
-    if not compressible_blocks(model):
-        raise ValueError(not_compressible(model))
-    x_test, y_test, info = datasets.load_numpy(args.dataset, "test")
-    check_same_classes(model.class_names, info.class_names, weights, args.dataset, arch)
-    if info.num_classes != model.num_classes:
-        raise ValueError(f"{args.dataset} has {info.num_classes} classes but {arch} (weights "
-                         f"{weights}) has {model.num_classes}: compress a net trained on it.")
-    x, y = load_examples(args.dataset, args.examples or sys.maxsize, "train", seed=args.seed)
-    options = {k: v for k, v in (("pressure_epochs", args.pressure_epochs),
-                                 ("strength", args.strength), ("batch_size", args.batch_size),
-                                 ("learning_rate", args.learning_rate)) if v is not None}
-    remove = None
-    if args.remove_like:
-        import json
+    if args.backup_dir:  # before anything is loaded or trained
+        check_backup_folder(Path(args.backup_dir))
+    with new_output_folder(args.out) as staging:  # a second run into --out is refused
+        arch, tag = split_weight_id(args.weight_id) if "." in args.weight_id else (args.weight_id, None)
+        weights = args.weights or tag
+        if weights is None:
+            raise ValueError(f"{args.weight_id!r} names no weights: give a weight id "
+                             "(gresnet20.cifar10) or --weights.")
+        classes = weights_classes(arch, weights)
+        model = create_model(arch, weights=weights, **({"classes": classes} if classes else {}))
+        if not compressible_blocks(model):
+            raise ValueError(not_compressible(model))
+        x_test, y_test, info = datasets.load_numpy(args.dataset, "test")
+        check_same_classes(model.class_names, info.class_names, weights, args.dataset, arch)
+        if info.num_classes != model.num_classes:
+            raise ValueError(f"{args.dataset} has {info.num_classes} classes but {arch} (weights "
+                             f"{weights}) has {model.num_classes}: compress a net trained on it.")
+        x, y = load_examples(args.dataset, args.examples or sys.maxsize, "train", seed=args.seed)
+        options = {k: v for k, v in (("pressure_epochs", args.pressure_epochs),
+                                     ("strength", args.strength), ("batch_size", args.batch_size),
+                                     ("learning_rate", args.learning_rate)) if v is not None}
+        remove = None
+        if args.remove_like:
+            import json
 
-        record = Path(args.remove_like) / "compression.json"
-        if not record.is_file():
-            raise ValueError(f"--remove-like {args.remove_like} has no compression.json: give a "
-                             "folder written by keras-gated compress.")
-        remove = json.loads(record.read_text())["record"]["removed"]
-    result = compress(model, (x, y), macs=args.macs, blocks=args.blocks, epochs=args.epochs,
-                      baseline=args.baseline, remove=remove, augment=args.augment, seed=args.seed,
-                      verbose=args.verbose, backup_dir=args.backup_dir, delete_backup=False,
-                      **options)
-    numbers = write_compressed(
-        result, model, args.out, arch=arch, dataset=args.dataset,
-        test=(x_test.astype("float32"), y_test), command=compress_command(args, keras.backend.backend()),
-        source_weights=f"{arch} (weights {weights})", class_names=info.class_names,
-        dataset_note=info.note)
-    if args.backup_dir:  # the run has ended and its folder is written
-        shutil.rmtree(args.backup_dir, ignore_errors=True)
+            record = Path(args.remove_like) / "compression.json"
+            if not record.is_file():
+                raise ValueError(f"--remove-like {args.remove_like} has no compression.json: "
+                                 "give a folder written by keras-gated compress.")
+            remove = json.loads(record.read_text())["record"]["removed"]
+        result = compress(model, (x, y), macs=args.macs, blocks=args.blocks, epochs=args.epochs,
+                          baseline=args.baseline, remove=remove, augment=args.augment,
+                          seed=args.seed, verbose=args.verbose, backup_dir=args.backup_dir, delete_backup=False,
+                          **options)
+        numbers = write_compressed(
+            result, model, staging, final=args.out, arch=arch, dataset=args.dataset,
+            test=(x_test.astype("float32"), y_test),
+            command=compress_command(args, keras.backend.backend()),
+            source_weights=f"{arch} (weights {weights})", class_names=info.class_names,
+            dataset_note=info.note)
+    if args.backup_dir:  # the run has ended and its folder is in place
+        remove_backup(args.backup_dir)
     measured = numbers["measured"]
     print(f"{arch} (weights {weights}) compressed ({result.record['method']}): removed "
           f"{', '.join(result.record['removed'])}; test accuracy "
@@ -418,6 +429,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--pin-official", action="store_true",
                    help="the release step: pin the published commit in the registered "
                         "config of the weight id (its own repo only)")
+    p.add_argument("--delete-other-files", action="store_true",
+                   help="publish over a repo that holds files of its own (notebooks, data), "
+                        "deleting them (without it, such a repo is refused)")
     p.set_defaults(func=_cmd_publish)
     p = sub.add_parser("pull", help="download released weights into the HF cache")
     p.add_argument("name", help="weight id (gresnet20.cifar10) or hf://org/name[@revision]")
@@ -473,8 +487,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", type=_new_folder, required=True,
                    help="new folder for the Keras save, card, compression.json and tradeoff.png")
     p.add_argument("--backup-dir", default=None, metavar="DIR",
-                   help="back up after every epoch into DIR; the same command resumes there "
-                        "after a stop (DIR is removed when the run has ended)")
+                   help="back up after every epoch into DIR (new or empty); the same command "
+                        "resumes there after a stop (the backup's files are removed when the "
+                        "run has ended)")
     p.set_defaults(func=_cmd_compress)
 
     p = sub.add_parser("export", help="export for serving: ONNX, TFLite or TF SavedModel")

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import sys
 from collections.abc import Callable
 
@@ -35,6 +36,17 @@ _OS_ADVICE = {
     errno.EEXIST: "it exists already: choose a new path",
     errno.ENOENT: "it does not exist",
 }
+
+
+# The user-information part of a URL (``scheme://user:password@``), which may hold a secret.
+_URL_CREDENTIALS = re.compile(r"(\b[A-Za-z][A-Za-z0-9+.-]*://)[^/@\s]*@")
+
+
+def without_credentials(text: object) -> str:
+    """``text`` with the credentials of every URL in it removed
+    (``http://user:password@host/x`` -> ``http://host/x``): no message shows a secret
+    that came with an endpoint such as ``HF_ENDPOINT``."""
+    return _URL_CREDENTIALS.sub(r"\1", str(text))
 
 
 def debug_enabled(flag: bool = False) -> bool:
@@ -71,16 +83,18 @@ def run_command(prog: str, command: Callable[[], int], *, debug: bool = False) -
     except ValueError as error:
         if debug_enabled(debug):
             raise
-        print(f"{prog}: error: {getattr(error, 'summary', None) or error}", file=sys.stderr)
+        print(f"{prog}: error: {without_credentials(getattr(error, 'summary', None) or error)}",
+              file=sys.stderr)
         return USER_ERROR
     except OSError as error:
         if debug_enabled(debug):
             raise
-        print(f"{prog}: error: {describe_os_error(error)}", file=sys.stderr)
+        print(f"{prog}: error: {without_credentials(describe_os_error(error))}", file=sys.stderr)
         return ENVIRONMENT_FAULT
     except Exception as error:  # a bug: say so, and how to see it
         if debug_enabled(debug):
             raise
-        print(f"{prog}: internal error: {type(error).__name__}: {error} (rerun with --debug "
+        print(f"{prog}: internal error: {type(error).__name__}: {without_credentials(error)} "
+              f"(rerun with --debug "
               f"or {DEBUG_VARIABLE}=1 for the traceback, and report it)", file=sys.stderr)
         return ENVIRONMENT_FAULT

@@ -1,10 +1,34 @@
-"""Files written whole or not at all: a reader (or a run resumed after a crash) finds the
-previous version or the new one, never part of one."""
+"""Where commands may write, and how: the one place for the rules every writing command
+follows.
+
+* A command writes only inside the folder it was given or created, and never follows a
+  symbolic link out of it (``check_not_linked``).
+* It never writes into a released zoo folder: those are written by the release tool
+  alone (``release_folder_reason``, ``check_outside_zoo``).
+* It never deletes or overwrites a folder it did not create; a new output folder is
+  claimed under a lock, so that two commands cannot both write it (``new_output_folder``).
+* A finished file or folder appears whole: written beside and renamed into place, so that
+  a reader (or a run resumed after a crash) finds the previous version or the new one,
+  never part of one (``write_text_atomic``, ``new_output_folder``).
+
+Nothing here imports Keras at module level.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
+import re
+import shutil
+from collections.abc import Iterator
 from pathlib import Path
+
+# The file that marks a folder a command is writing; it is locked while the command runs.
+CLAIM_FILE = ".keras-gated-writing"
+# A zoo folder's own files: a folder holding them and a weight file (model.weights.h5, or a
+# sharded release's model.weights.json) is a release, never another command's output.
+RELEASE_MARKERS = ("config.json", "README.md", "metrics.json")
 
 
 def write_text_atomic(path: Path, text: str) -> None:
@@ -20,3 +44,225 @@ def write_text_atomic(path: Path, text: str) -> None:
     except BaseException:
         partial.unlink(missing_ok=True)
         raise
+
+
+def is_linked(path: str | os.PathLike) -> bool:
+    """Whether ``path`` is a symbolic link, or a file with more than one hard link (another
+    name elsewhere shares its content: copying or publishing it would carry that file)."""
+    path = Path(path)
+    if path.is_symlink():
+        return True
+    try:
+        status = os.stat(path)
+    except FileNotFoundError:
+        return False
+    return path.is_file() and status.st_nlink > 1
+
+
+def check_not_linked(path: str | os.PathLike, what: str) -> None:
+    """Refuse (``ValueError``) a ``path`` that is a symbolic link or a multiply hard-linked
+    file: a command never follows a link out of the folder it writes, nor copies one.
+    ``what`` names the path for the message (e.g. ``"the run's backup folder"``)."""
+    if is_linked(path):
+        kind = "a symbolic link" if Path(path).is_symlink() else "a file with other hard links"
+        raise ValueError(f"{what} {path} is {kind}, which is never followed or copied: replace "
+                         "it by a plain file or folder of its own and run again.")
+
+
+def zoo_folders() -> list[Path]:
+    """The zoo folders of this installation: ``$KERAS_GATED_ZOO`` (or the checkout's
+    ``zoo/``) and the ``zoo/`` of the source checkout this package runs from."""
+    from keras_gated.pretrained import sources  # imported when called, after Keras
+
+    checkout = Path(sources.__file__).resolve().parents[2]
+    zoos = [sources.zoo_dir(), checkout / "zoo" if (checkout / "pyproject.toml").is_file() else None]
+    return [zoo for zoo in zoos if zoo is not None]
+
+
+def release_folder_reason(path: str | os.PathLike) -> str | None:
+    """Why ``path`` must not be written by any command but the release tool: ``"in the
+    zoo"`` (it is, or lies inside, a zoo folder; links resolved), ``"a released zoo
+    folder"`` (it holds a release's weights, config.json, README.md and metrics.json), or
+    None when it may be written."""
+    from keras_gated.pretrained.shards import FOLDER_WEIGHT_FILES
+
+    path = Path(path).expanduser()
+    resolved = path.resolve()
+    for zoo in zoo_folders():
+        zoo = zoo.resolve()
+        if resolved == zoo or zoo in resolved.parents:
+            return "in the zoo"
+    if (any((path / name).is_file() for name in FOLDER_WEIGHT_FILES)
+            and all((path / name).is_file() for name in RELEASE_MARKERS)):
+        return "a released zoo folder"
+    return None
+
+
+def check_outside_zoo(path: str | os.PathLike, option: str = "--out") -> None:
+    """Refuse (``ValueError``) to write ``path`` when it is in the zoo or a released zoo
+    folder (``release_folder_reason``); ``option`` names the argument that gave it."""
+    reason = release_folder_reason(path)
+    if reason is not None:
+        raise ValueError(
+            f"{option} {path} is {reason}, which only python -m training.release writes: give "
+            f"a folder outside it (e.g. {option} runs/{Path(path).name or 'out'}).")
+
+
+def _lock_claim(folder: Path) -> int:
+    """Take the claim file of ``folder`` (``flock``, exclusive, non-blocking); a
+    ``ValueError`` when another command holds it. The OS releases the lock however the
+    process ends."""
+    fd = os.open(folder / CLAIM_FILE, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise ValueError(f"{folder} is being written by another command: wait for it to end, "
+                         "or give another folder.") from None
+    return fd
+
+
+def check_new_folder(path: str | os.PathLike, option: str = "--out") -> Path:
+    """``path`` if it does not exist or is an empty folder (not a link; a claim file left by
+    a command that was killed does not count); else a ``ValueError`` that says to give a
+    new one."""
+    path = Path(path).expanduser()
+    if path.is_symlink():
+        raise ValueError(f"{option} {path} is a symbolic link, which is never followed: give a "
+                         "new folder.")
+    if path.exists() and (not path.is_dir()
+                          or any(p.name != CLAIM_FILE for p in path.iterdir())):
+        raise ValueError(f"{option} {path} exists and is not an empty folder: give a new one "
+                         "(nothing already there is replaced).")
+    return path
+
+
+@contextlib.contextmanager
+def new_output_folder(path: str | os.PathLike, option: str = "--out") -> Iterator[Path]:
+    """Claim ``path`` (new, or an empty folder) for one command's output, and yield a
+    staging folder beside it to write into.
+
+    While the block runs, ``path`` exists and holds only a locked claim file, so a second
+    command given the same folder is refused at once. When the block ends normally, the
+    staging folder is renamed to ``path`` in one step: the output appears whole. When it
+    fails, the staging folder is removed and ``path`` is left as it was found (removed if
+    this call created it).
+    """
+    path = check_new_folder(path, option)
+    created = not path.exists()
+    path.mkdir(parents=True, exist_ok=True)
+    fd = _lock_claim(path)
+    staging = path.with_name(f".{path.name}.partial-{os.getpid()}")
+    done = False
+    try:
+        if [p.name for p in path.iterdir()] != [CLAIM_FILE]:
+            raise ValueError(f"{option} {path} was written by another command meanwhile: give a "
+                             "new folder.")
+        shutil.rmtree(staging, ignore_errors=True)
+        staging.mkdir()
+        yield staging
+        (path / CLAIM_FILE).unlink()  # still locked: path is empty for the rename
+        try:
+            os.replace(staging, path)
+        except OSError as error:  # something else was written there: keep the result
+            done = True
+            raise OSError(error.errno, f"{path} is not empty any more, so the finished output "
+                          f"was left in {staging}: move it where you want it",
+                          str(path)) from None
+        done = True
+    finally:
+        if not done:
+            shutil.rmtree(staging, ignore_errors=True)
+            with contextlib.suppress(OSError):
+                (path / CLAIM_FILE).unlink()
+            if created:
+                with contextlib.suppress(OSError):
+                    path.rmdir()
+        os.close(fd)
+
+
+@contextlib.contextmanager
+def exclusive_lock(path: str | os.PathLike, what: str) -> Iterator[None]:
+    """Hold the lock file ``path`` (``flock``, exclusive, non-blocking) for the block; a
+    ``ValueError`` naming ``what`` when another process holds it.
+
+    The OS releases a ``flock`` when its process ends, however it ends; the file is
+    removed on exit while still held, and a lock taken on a file removed meanwhile is
+    taken again on the current one.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    while True:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise ValueError(f"{what} is in use by another process (lock {path}): wait for it "
+                             "to end and run again.") from None
+        try:
+            current = os.stat(path).st_ino == os.fstat(fd).st_ino
+        except FileNotFoundError:
+            current = False
+        if current:
+            break
+        os.close(fd)
+    try:
+        yield
+    finally:
+        with contextlib.suppress(OSError):
+            path.unlink()
+        os.close(fd)
+
+
+def replace_folder(new: Path, target: Path) -> None:
+    """Put the finished folder ``new`` at ``target`` (same file system), replacing the
+    folder there: the old one is renamed aside, the new one renamed into place, then the
+    old one removed, so ``target`` always holds one whole version."""
+    if not target.exists():
+        os.rename(new, target)
+        return
+    old = target.with_name(f".{target.name}.old-{os.getpid()}")
+    shutil.rmtree(old, ignore_errors=True)
+    os.rename(target, old)
+    try:
+        os.rename(new, target)
+    except BaseException:
+        os.rename(old, target)
+        raise
+    shutil.rmtree(old)
+
+
+def portable_path(path: str | os.PathLike) -> str:
+    """``path`` as a card or a record shows it, without this machine's layout: relative to
+    the working folder when inside it, ``~/...`` under the home folder, else relative to
+    the working folder (``../data``)."""
+    absolute = Path(os.path.abspath(Path(path).expanduser()))
+    cwd, home = Path.cwd(), Path.home()
+    if absolute == cwd or cwd in absolute.parents:
+        return absolute.relative_to(cwd).as_posix()
+    if home != Path("/") and (absolute == home or home in absolute.parents):
+        return f"~/{absolute.relative_to(home).as_posix()}"
+    return Path(os.path.relpath(absolute, cwd)).as_posix()
+
+
+def portable_text(text: str) -> str:
+    """``text`` (a command line, a note) with the absolute paths of the working folder and
+    the home folder in it made ``./``-relative and ``~/``: what is published names no
+    local folder."""
+    prefixes = {str(Path.home()): "~", str(Path.cwd()): "."}
+    for prefix in sorted((p for p in prefixes if p != "/"), key=len, reverse=True):
+        text = re.sub(rf"{re.escape(prefix)}(?=/|\b|$)", prefixes[prefix], text)
+    return text
+
+
+def portable_record(record: object) -> object:
+    """A JSON-like ``record`` (dicts, lists, strings) with ``portable_text`` applied to
+    every string in it."""
+    if isinstance(record, str):
+        return portable_text(record)
+    if isinstance(record, dict):
+        return {key: portable_record(value) for key, value in record.items()}
+    if isinstance(record, (list, tuple)):
+        return [portable_record(value) for value in record]
+    return record

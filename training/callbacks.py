@@ -13,6 +13,7 @@ from pathlib import Path
 import keras
 import numpy as np
 
+from keras_gated.files import check_not_linked
 from training.run_dir import read_json, write_text_atomic
 
 
@@ -108,12 +109,16 @@ class EpochBackup(keras.callbacks.Callback):
         """Back up the model and optimizer after ``epoch`` finished epochs and ``step``
         steps of the next one. With ``shard_mb``, as Keras sharded weights
         (``<name>.weights.json`` and ``<name>_NNNNN.weights.h5`` files of at most
-        ``shard_mb`` MB each)."""
+        ``shard_mb`` MB each). A backup folder that is a symbolic link is refused
+        (``ValueError``), and only this callback's older ``epoch-*`` files are removed."""
+        check_not_linked(self.backup_dir, "The run's backup folder")
         self.backup_dir.mkdir(parents=True, exist_ok=True)
         stem = f"epoch-{epoch:04d}" + (f"-step-{step:06d}" if step else "")
         name = f"{stem}.weights.json" if self.shard_mb else f"{stem}.weights.h5"
         self._check_space()
         partial = self.backup_dir / "partial"
+        if partial.is_symlink():  # never followed: the link goes, not what it names
+            partial.unlink()
         shutil.rmtree(partial, ignore_errors=True)
         partial.mkdir()
         try:
@@ -132,7 +137,7 @@ class EpochBackup(keras.callbacks.Callback):
         if step:
             record["step"] = step
         write_text_atomic(self.backup_dir / "latest.json", json.dumps(record))
-        for old in self.backup_dir.glob("*.weights.*"):
+        for old in self.backup_dir.glob("epoch-*.weights.*"):  # only this callback's files
             if old.name not in written:
                 old.unlink()
 

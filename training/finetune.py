@@ -154,6 +154,7 @@ def run(args: argparse.Namespace) -> int:
     import keras
 
     from keras_gated.fast_path import describe, describe_text
+    from keras_gated.files import portable_record, portable_text
     from keras_gated.pretrained.zoo_folder import save_zoo_folder
     from training.build import RunSettings, build_run, run_recipe
     from training.data import adapt_source, load_split, make_pipeline
@@ -161,6 +162,7 @@ def run(args: argparse.Namespace) -> int:
     from training.run_dir import (
         START_AGAIN,
         check_fingerprint,
+        check_zoo_subfolder,
         check_run_files,
         finished_run,
         open_run_folder,
@@ -181,6 +183,7 @@ def run(args: argparse.Namespace) -> int:
     batch_size = recipe.batch_size
     weight_id = weight_id_for(args.model, args.dataset)  # before anything is trained
     out = Path(args.out or default_out(args))
+    zoo = check_zoo_subfolder(out, weight_id)  # before anything is trained
     settings = {"model": args.model, "weights": weights_key(args.weights),
                 "dataset": dataset_key(args.dataset), "recipe": recipe_settings(recipe),
                 "epochs": recipe.epochs, "batch_size": batch_size, "seed": args.seed,
@@ -229,15 +232,16 @@ def run(args: argparse.Namespace) -> int:
             "val_num_examples": built.val_info.num_examples,
             "fast_path": describe(model),
         })
-        zoo = out / "zoo" / weight_id
+        metrics = portable_record(metrics)  # no local folder in what is published
         try:
             folder = save_zoo_folder(
                 model, zoo, weight_id=weight_id, metrics=metrics,
-                recipe=recipe.describe(), command=command,
-                dataset_note=(f"{test_info.note}; trained from scratch (baseline)"
-                              if from_scratch(args.weights) else
-                              f"{test_info.note}; fine-tuned from {args.model} weights {args.weights!r}")
-                + f"; validation (val_*, best.keras): {built.val_info.note}",
+                recipe=recipe.describe(), command=metrics["command"],
+                dataset_note=portable_text(
+                    (f"{test_info.note}; trained from scratch (baseline)"
+                     if from_scratch(args.weights) else
+                     f"{test_info.note}; fine-tuned from {args.model} weights {args.weights!r}")
+                    + f"; validation (val_*, best.keras): {built.val_info.note}"),
                 training_log=out / "log.csv", class_names=list(train_info.class_names),
                 overwrite=True, usage=card_usage(args.model, zoo, tuple(model.inputs[0].shape[1:]),
                                                  train_info.num_classes, built.adapted),
@@ -274,11 +278,13 @@ def card_usage(arch: str, folder: Path, input_shape: Sequence[int], classes: int
     """The card's usage lines for a fine-tuned folder: it is not a registered release,
     so they load the folder itself (or its Hub repo once published), and adapt the
     images as training did."""
+    from keras_gated.files import portable_path
+
     lines = [
         "import keras",
         "import keras_gated as kg  # registers the layers with Keras",
         "",
-        f'folder = "{folder.resolve().as_posix()}"  # or "hf://<org>/<repo>" once published',
+        f'folder = "{portable_path(folder)}"  # or "hf://<org>/<repo>" once published',
         "model = keras.saving.load_model(folder)",
         f'model = kg.create_model("{arch}", weights=folder, classes={classes})  # the same',
     ]

@@ -1,13 +1,15 @@
 """Turn a finished training run into a released zoo folder.
 
-    python -m training.release training/runs/gresnet20.cifar10 [--notes "..."]
+    python -m training.release training/runs/gresnet20.cifar10 --register [--notes "..."]
+    python -m training.release training/runs/gresnet20.cifar10 --out DIR  # zoo/ untouched
 
 Takes the run's final model (``last.keras``, the last epoch, the model ``metrics.json``
-measured), checks that ``keras-gated evaluate``'s own measurement on the real test split
-equals ``metrics.json``, writes ``zoo/<weight id>/`` with ``keras_gated.pretrained.
-save_zoo_folder`` (Keras save files, model card, metrics.json, training log) and prints
-its ``PretrainedCfg`` as JSON (sha256 pinned, revision None until published).
-``--register`` writes that entry into the data file of the model's family
+measured), writes ``zoo/<weight id>/`` (with ``--register``, under a lock) or
+``DIR/<weight id>/`` with ``keras_gated.pretrained.save_zoo_folder`` (Keras save files,
+model card, metrics.json, training log) beside its place, checks that ``keras-gated
+evaluate``'s own measurement on the real test split equals ``metrics.json``, moves it into
+place and prints its ``PretrainedCfg`` as JSON (sha256 pinned, revision None until
+published). ``--register`` also writes that entry into the data file of the model's family
 (``keras_gated/models/<family>/<family module>.json``) and rewrites the zoo tables: the
 full ones in ``docs/zoo.md``, the short released-weights table in the README.
 """
@@ -207,16 +209,48 @@ def run_metrics(run: Path) -> dict:
     return read_json(run / "metrics.json")
 
 
+def release_target(weight_id: str, zoo: Path, out: Path | None,
+                   register_in: Path | None) -> Path:
+    """Where a release of ``weight_id`` goes: ``zoo/<weight id>`` when it is registered
+    (``register_in``), else a new ``out/<weight id>``; nothing else writes the zoo."""
+    from keras_gated.files import check_outside_zoo
+
+    if register_in is not None:
+        return zoo / weight_id
+    if out is None:
+        raise ValueError("Without --register nothing is written into zoo/: give --out DIR for "
+                         "the released folder, or --register to release into zoo/.")
+    resolved, zoo = Path(out).resolve(), Path(zoo).resolve()
+    if resolved == zoo or zoo in resolved.parents:
+        raise ValueError(f"--out {out} is in the zoo, which only python -m training.release "
+                         "--register writes: give a folder outside it.")
+    check_outside_zoo(out)
+    target = Path(out) / weight_id
+    if target.exists():
+        raise ValueError(f"{target} exists: give another --out.")
+    return target
+
+
 def release(run: Path, notes: str = "", zoo: Path = ROOT / "zoo",
             register_in: Path | None = None, readme: Path | None = None,
             twins: Sequence[str] = (), caveat: str = "",
-            max_shard_bytes: int = MAX_SHARD_BYTES) -> Path:
+            max_shard_bytes: int = MAX_SHARD_BYTES, out: Path | None = None) -> Path:
+    """Release the finished run ``run`` into ``zoo/<weight id>`` and register it
+    (``register_in``), or into ``out/<weight id>`` (``release_target``); return the folder.
+
+    The folder is written and evaluated in a temporary folder beside its place and moved
+    into place only when ``keras-gated evaluate`` reproduces metrics.json, under a lock
+    beside it: a failed check, a kill or a second release of the same weight id leaves
+    the folder there as it was.
+    """
     import shutil
+    import tempfile
 
     import keras
 
     import keras_gated  # noqa: F401  (registers the layers)
     from keras_gated.evaluation import evaluate
+    from keras_gated.files import exclusive_lock, replace_folder
     from keras_gated.pretrained.zoo_folder import (
         pretrained_cfg_from_folder,
         save_zoo_folder,
@@ -227,6 +261,7 @@ def release(run: Path, notes: str = "", zoo: Path = ROOT / "zoo",
     arch, tag = split_weight_id(weight_id)
     if metrics.get("model") != arch:
         raise ValueError(f"{run} trained {metrics.get('model')!r}, not {arch!r}.")
+    target = release_target(weight_id, zoo, out, register_in)
     if twins:
         if register_in is None:
             raise ValueError("Twins are compared through the registry: pass `register_in`.")
@@ -234,37 +269,46 @@ def release(run: Path, notes: str = "", zoo: Path = ROOT / "zoo",
     model = keras.saving.load_model(run / "last.keras", compile=False)
     if register_in is not None:
         check_preset_possible(model)
-    folder = save_zoo_folder(
-        model, zoo / weight_id, weight_id=weight_id, metrics=metrics,
-        recipe=metrics["recipe"], command=metrics["command"], dataset_note=metrics["dataset"],
-        training_log=run / "log.csv", notes=notes, overwrite=True,
-        max_shard_bytes=max_shard_bytes,  # larger weights: Keras sharded weights, each pinned
-    )
-    # The number published is the one `keras-gated evaluate` reproduces from the folder.
-    measured = evaluate(arch, str(folder), tag)["test_accuracy"]
-    if abs(measured - metrics["test_accuracy"]) > TOLERANCE:
-        shutil.rmtree(folder)
-        raise ValueError(
-            f"`keras-gated evaluate` measures {measured:.4f} on the released folder, "
-            f"metrics.json says {metrics['test_accuracy']:.4f}: not released."
-        )
-    if caveat.strip():
-        record_caveat(folder, caveat)
-    print(f"wrote {folder}: test accuracy {metrics['test_accuracy']:.4f} "
-          f"(keras-gated evaluate: {measured:.4f})")
-    cfg = pretrained_cfg_from_folder(folder)
-    if register_in is not None:
-        print(f"registered {weight_id} in {register(cfg, register_in)}")
-        write_keras_hub_preset(weight_id, folder)
-        if readme is not None:
-            written = update_readme_tables(readme, register_in)
-            print(f"updated the zoo tables of {', '.join(map(str, written))}")
-        if twins:
-            write_twin_notes([weight_id, *twins], zoo)
-            print(f"wrote the twin comparison into the cards of {weight_id}, {', '.join(twins)}")
-    else:
-        print(f"rerun with --register to add it to {cfg_file(weight_id).relative_to(ROOT)}:")
-        print(json.dumps({weight_id: cfg.to_dict()}, indent=2))
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with exclusive_lock(target.parent / f".{weight_id}.lock", f"The release folder {target}"):
+        staging = Path(tempfile.mkdtemp(prefix=f".{weight_id}.partial-", dir=target.parent))
+        try:
+            written = save_zoo_folder(
+                model, staging / weight_id, weight_id=weight_id, metrics=metrics,
+                recipe=metrics["recipe"], command=metrics["command"],
+                dataset_note=metrics["dataset"], training_log=run / "log.csv", notes=notes,
+                max_shard_bytes=max_shard_bytes,  # larger weights: Keras sharded weights
+            )
+            # The number published is the one `keras-gated evaluate` reproduces from the folder.
+            measured = evaluate(arch, str(written), tag)["test_accuracy"]
+            if abs(measured - metrics["test_accuracy"]) > TOLERANCE:
+                raise ValueError(
+                    f"`keras-gated evaluate` measures {measured:.4f} on the released folder, "
+                    f"metrics.json says {metrics['test_accuracy']:.4f}: not released "
+                    f"({target} is left as it was)."
+                )
+            if caveat.strip():
+                record_caveat(written, caveat)
+            replace_folder(written, target)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+        folder = target
+        print(f"wrote {folder}: test accuracy {metrics['test_accuracy']:.4f} "
+              f"(keras-gated evaluate: {measured:.4f})")
+        cfg = pretrained_cfg_from_folder(folder)
+        if register_in is not None:
+            print(f"registered {weight_id} in {register(cfg, register_in)}")
+            write_keras_hub_preset(weight_id, folder)
+            if readme is not None:
+                written_tables = update_readme_tables(readme, register_in)
+                print(f"updated the zoo tables of {', '.join(map(str, written_tables))}")
+            if twins:
+                write_twin_notes([weight_id, *twins], zoo)
+                print(f"wrote the twin comparison into the cards of {weight_id}, "
+                      f"{', '.join(twins)}")
+        else:
+            print(f"rerun with --register to add it to {cfg_file(weight_id).relative_to(ROOT)}:")
+            print(json.dumps({weight_id: cfg.to_dict()}, indent=2))
     return folder
 
 
@@ -385,8 +429,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="a finished run folder, named by weight id, or a lease bundle "
                         "(python -m training.lease run --out)")
     parser.add_argument("--out", type=Path, default=None,
-                        help="a lease bundle without --register: the folder to write the "
-                        "release into (zoo/ is written only with --register)")
+                        help="without --register: the folder to write the release into "
+                        "(zoo/ is written only with --register)")
     parser.add_argument("--is-released", metavar="WEIGHT_ID",
                         help="only answer, by the exit code (0: yes, 1: no), whether the data "
                         "files register released weights WEIGHT_ID")
@@ -457,7 +501,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     def release_run() -> int:
         release(args.run, args.notes, register_in=CFGS_DIR if args.register else None,
-                readme=README if args.register else None, twins=args.twin, caveat=args.caveat)
+                readme=README if args.register else None, twins=args.twin, caveat=args.caveat,
+                out=None if args.register else args.out)
         return 0
 
     return run_command("training.release", release_run, debug=args.debug)

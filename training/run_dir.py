@@ -27,17 +27,13 @@ from collections.abc import Collection, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from keras_gated.files import write_text_atomic
-from keras_gated.pretrained.shards import FOLDER_WEIGHT_FILES
+from keras_gated.files import release_folder_reason, write_text_atomic
 
 LOCK_FILE = "run.lock"
 FINGERPRINT_FILE = "fingerprint.json"
 METRICS_FILE = "metrics.json"
 STATE_FILE = "run_state.json"
 BACKUP_POINTER = Path("backup") / "latest.json"
-# A zoo folder's own files: a folder holding them and a weight file (model.weights.h5, or a
-# sharded release's model.weights.json) is a release, never a run folder.
-RELEASE_MARKERS = ("config.json", "README.md", METRICS_FILE)
 START_AGAIN = ("use a new --out, or rerun with --restart (the old run is moved aside to "
                "<out>.old-<timestamp> and kept whole)")
 
@@ -83,7 +79,11 @@ LOG_FILE = "log.csv"
 def check_run_files(out: Path) -> None:
     """Read every JSON file of the run folder, the backup they point at and the epoch log
     once, so that a corrupt or missing one is reported before any data is loaded or
-    anything is written."""
+    anything is written; a backup folder that is a symbolic link is refused (a run never
+    writes or deletes through a link)."""
+    if (out / BACKUP_POINTER.parent).is_symlink():
+        raise RunFolderError(f"{out / BACKUP_POINTER.parent} is a symbolic link, which a run never "
+                             "follows: replace it by a folder of its own and run again.")
     for name in (METRICS_FILE, STATE_FILE, FINGERPRINT_FILE, BACKUP_POINTER):
         if (out / name).is_file():
             read_json(out / name)
@@ -151,23 +151,28 @@ def check_out_path(out: Path) -> None:
 
 
 def check_not_in_zoo(out: Path) -> None:
-    """Refuse an ``--out`` inside the zoo (``keras_gated.pretrained.sources.zoo_dir`` and
-    the checkout's ``zoo/``) or one that holds a release's files: only
-    ``training.release`` writes zoo folders."""
-    from keras_gated.pretrained import sources  # imported when called, after Keras
-
-    checkout = Path(sources.__file__).resolve().parents[2]
-    zoos = {sources.zoo_dir(), checkout / "zoo" if (checkout / "pyproject.toml").is_file() else None}
-    resolved = out.expanduser().resolve()
-    inside = any(zoo is not None and (resolved == zoo.resolve() or zoo.resolve() in resolved.parents)
-                 for zoo in zoos)
-    if inside or (any((out / name).is_file() for name in FOLDER_WEIGHT_FILES)
-                  and all((out / name).is_file() for name in RELEASE_MARKERS)):
+    """Refuse an ``--out`` inside the zoo (``keras_gated.files.zoo_folders``) or one that
+    holds a release's files: only ``training.release`` writes zoo folders."""
+    reason = release_folder_reason(out)
+    if reason is not None:
         raise RunFolderError(
-            f"--out {out} is {'in the zoo' if inside else 'a released zoo folder'}, which only "
-            "python -m training.release writes: give a run folder outside it (e.g. "
-            f"--out runs/{out.name})."
+            f"--out {out} is {reason}, which only python -m training.release writes: give a "
+            f"run folder outside it (e.g. --out runs/{out.name})."
         )
+
+
+def check_zoo_subfolder(out: Path, weight_id: str) -> Path:
+    """The zoo-style folder a fine-tuning run writes, ``out/zoo/<weight id>``; refused
+    (``RunFolderError``) when it lands in the zoo, as ``--out`` at the checkout's root
+    would put it over the release of the same weight id."""
+    folder = out / "zoo" / weight_id
+    if release_folder_reason(folder) == "in the zoo":
+        raise RunFolderError(
+            f"--out {out} would write its zoo folder {folder} into the zoo, over the release "
+            f"of {weight_id} that only python -m training.release writes: give a run folder "
+            f"outside the checkout (e.g. --out runs/{weight_id})."
+        )
+    return folder
 
 
 def move_aside(out: Path) -> Path | None:

@@ -214,9 +214,11 @@ def compress(
         augment: random flips and padded crops of ``(x, y)`` images during training.
         seed: seeds Keras (initialisation), each epoch's order, the random baseline and
             the augmentation.
-        backup_dir: a folder for a backup after every epoch (weights, optimizer state,
-            epochs done, per phase); calling again with the same arguments resumes there.
-        delete_backup: remove ``backup_dir`` when the run has ended.
+        backup_dir: a new or empty folder for a backup after every epoch (weights,
+            optimizer state, epochs done, per phase); calling again with the same arguments
+            resumes there. A folder of other files, or a link, is refused.
+        delete_backup: remove the backup's files when the run has ended (and
+            ``backup_dir`` itself when nothing else is left in it).
     Returns:
         ``CompressionResult``: the smaller model and a record (blocks removed, g(k) of
         every removable block before and after the pressure, MACs before and after).

@@ -104,11 +104,16 @@ def compression_notes(record: dict[str, Any], points: dict[str, dict], source_we
 def write_compressed(result: CompressionResult, source: keras.Model, out: str | Path, *,
                      arch: str, dataset: str, test: tuple[np.ndarray, np.ndarray],
                      command: str, source_weights: str, class_names: Sequence[str] = (),
-                     dataset_note: str = "", timing_batch: int = 256) -> dict[str, Any]:
-    """Write ``out`` (the zoo-style folder of the compressed net) and return its numbers."""
+                     dataset_note: str = "", timing_batch: int = 256,
+                     final: str | Path | None = None) -> dict[str, Any]:
+    """Write ``out`` (the zoo-style folder of the compressed net) and return its numbers;
+    ``final``: where the folder will be once moved into place (default ``out``), the path
+    its card loads it from."""
+    from keras_gated.files import portable_path, portable_record, portable_text
     from keras_gated.pretrained.zoo_folder import save_zoo_folder
 
     out = Path(out)
+    command, source_weights = portable_text(command), portable_text(source_weights)
     x, y = test
     record = result.record
     names = {"source": source, "removed, not fine-tuned": result.before_finetune,
@@ -130,7 +135,7 @@ def write_compressed(result: CompressionResult, source: keras.Model, out: str | 
     notes = (compression_notes(record, points, source_weights, timing_images=timing_images,
                                backend=keras.backend.backend())
              + f"\n\n`{RECORD_FILE}` holds every number, `{PLOT_FILE}` the trade-off.")
-    folder = out.resolve().as_posix()
+    folder = portable_path(final if final is not None else out)  # no local folder in the card
     usage = "\n".join([
         "import keras",
         "import keras_gated as kg  # registers the layers with Keras",
@@ -145,14 +150,15 @@ def write_compressed(result: CompressionResult, source: keras.Model, out: str | 
                     command=command, overwrite=True, usage=usage, notes=notes,
                     max_shard_bytes=None,  # a save folder keras.saving.load_model reads
                     class_names=list(class_names) or None,
-                    dataset_note=dataset_note or f"{dataset}, test split")
+                    dataset_note=portable_text(dataset_note or f"{dataset}, test split"))
     # The card's check command, for this folder rather than a released tag.
     card = out / "README.md"
     card.write_text(card.read_text().replace(
         f"keras-gated evaluate {arch} --weights {weight_id.partition('.')[2]} "
         f"--dataset {weight_id.partition('.')[2]}",
-        f"keras-gated evaluate {arch} --weights {shlex.quote(folder)} --dataset {shlex.quote(dataset)}"))
-    numbers = {"record": record, "measured": points, "command": command,
+        f"keras-gated evaluate {arch} --weights {shlex.quote(folder)} "
+        f"--dataset {shlex.quote(portable_text(dataset))}"))
+    numbers = {"record": portable_record(record), "measured": points, "command": command,
                "backend": keras.backend.backend(), "timing_images": timing_images}
     (out / RECORD_FILE).write_text(json.dumps(numbers, indent=2) + "\n")
     plot_tradeoff(points, out / PLOT_FILE, f"{arch}: compressed at {budget} ({record['method']})")

@@ -18,10 +18,11 @@ so whenever the process dies the record names complete weights of the epochs it 
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import math
-import shutil
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -29,11 +30,15 @@ from typing import Any
 import keras
 import numpy as np
 
-from keras_gated.files import write_text_atomic
+from keras_gated.files import check_not_linked, write_text_atomic
 from keras_gated.transforms import Transforms, augment_batch, batch_rng, epoch_order
 
 CIFAR_AUGMENTATION = Transforms(batch_size=1, shuffle=True, pad=4, pad_mode="reflect", flip=True)
 SCHEDULES = ("constant", "cosine")
+SETTINGS_FILE = "settings.json"
+# The files a backup writes (settings, per-phase records and weights, and their partial
+# versions): the only files it ever deletes.
+BACKUP_FILE = re.compile(r"(settings|[a-z]+)\.json(\.partial)?|[a-z]+(-\d{4}|\.partial)?\.weights\.h5")
 
 
 class RunBackup:
@@ -43,8 +48,9 @@ class RunBackup:
         self.folder = None if folder is None else Path(folder)
         if self.folder is None:
             return
+        check_backup_folder(self.folder)
         self.folder.mkdir(parents=True, exist_ok=True)
-        path = self.folder / "settings.json"
+        path = self.folder / SETTINGS_FILE
         wanted = json.loads(json.dumps(settings))
         if path.is_file():
             found = json.loads(path.read_text())
@@ -88,9 +94,34 @@ class RunBackup:
                 old.unlink(missing_ok=True)
 
     def delete(self) -> None:
-        """Remove the folder (the run has ended and its outputs are written)."""
-        if self.folder is not None and self.folder.is_dir():
-            shutil.rmtree(self.folder)
+        """Remove the backup (the run has ended and its outputs are written)."""
+        if self.folder is not None:
+            remove_backup(self.folder)
+
+
+def check_backup_folder(folder: Path) -> None:
+    """Refuse (``ValueError``) a backup folder that is a symbolic link, or that holds files
+    but no compress backup (``settings.json``): the backup writes there and deletes its
+    own files afterwards, so it never takes over a folder of other files."""
+    check_not_linked(folder, "The backup folder")
+    if folder.exists() and not folder.is_dir():
+        raise ValueError(f"The backup folder {folder} is a file: give a new folder.")
+    if folder.is_dir() and not (folder / SETTINGS_FILE).is_file() and any(folder.iterdir()):
+        raise ValueError(f"The backup folder {folder} holds files but is not a compress backup "
+                         "(no settings.json): give a new or empty folder.")
+
+
+def remove_backup(folder: str | Path) -> None:
+    """Remove the files a compress backup wrote in ``folder``, then the folder if nothing
+    else is left in it; any other file (and a linked folder) is left as it is."""
+    folder = Path(folder)
+    if folder.is_symlink() or not folder.is_dir():
+        return
+    for path in folder.iterdir():
+        if BACKUP_FILE.fullmatch(path.name) and path.is_file() and not path.is_symlink():
+            path.unlink()
+    with contextlib.suppress(OSError):  # not empty: files of someone else stay
+        folder.rmdir()
 
 
 def from_logits(model: keras.Model) -> bool:

@@ -19,8 +19,11 @@ release repo's are the whole Keras model that ``keras.saving.load_model`` reads:
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
+from keras_gated.errors import without_credentials
+from keras_gated.files import is_linked
 from keras_gated.pretrained.config import HUB_ORG
 from keras_gated.registry.weights import get_pretrained_cfg
 from keras_gated.pretrained.sources import (
@@ -32,7 +35,7 @@ from keras_gated.pretrained.sources import (
     parse_hf_ref,
     unreachable_message,
 )
-from keras_gated.pretrained.zoo_folder import KERAS_HUB_PRESET, check_zoo_folder
+from keras_gated.pretrained.zoo_folder import KERAS_HUB_PRESET, RELEASE_FILES, check_zoo_folder
 
 
 def _api(token: str | None = None):
@@ -45,6 +48,45 @@ def _api(token: str | None = None):
 
 KERAS_HUB_SUFFIX = "-keras-hub"  # the repo of a release's keras-hub preset
 TASK_FILES = ("task.json", "task.weights.h5")  # the preset's task, also at the release root
+# The flag that lets publishing delete files of a repo that no keras-gated release holds.
+DELETE_OTHERS_FLAG = "--delete-other-files"
+# Shards of a sharded release (Keras's own names): files a release repo may hold.
+SHARD_FILE = re.compile(r"model_\d{5}\.weights\.h5")
+
+
+def published_name(name: str) -> bool:
+    """Whether a file of a Hub repo is one that publishing a zoo folder writes (in the
+    release repo or its keras-hub preset repo): such a file may be replaced or deleted
+    by the next publication; any other file is the repo owner's."""
+    preset = {f.removeprefix(KERAS_HUB_PRESET) for f in RELEASE_FILES if f.startswith(KERAS_HUB_PRESET)}
+    return (name == ".gitattributes" or name in RELEASE_FILES or name in TASK_FILES
+            or name in preset or SHARD_FILE.fullmatch(name) is not None)
+
+
+def other_files(api, repo_id: str) -> list[str]:
+    """The files of ``repo_id``'s main revision that no keras-gated publication writes
+    ([] when the repo does not exist yet)."""
+    from huggingface_hub.errors import RepositoryNotFoundError
+
+    try:
+        files = api.list_repo_files(repo_id)
+    except RepositoryNotFoundError:
+        return []
+    return sorted(name for name in files if not published_name(name))
+
+
+def check_no_other_files(api, repo_ids: list[str]) -> None:
+    """Refuse (``ValueError``), before anything is uploaded, to publish over repos that hold
+    files of their own (notebooks, data): a publication makes a repo exactly the release,
+    so it would delete them."""
+    for repo_id in repo_ids:
+        others = other_files(api, repo_id)
+        if others:
+            shown = ", ".join(others[:5]) + (f" and {len(others) - 5} more" if len(others) > 5 else "")
+            raise ValueError(
+                f"The Hub repo {repo_id} holds files that are not part of a release ({shown}), "
+                f"which publishing would delete: publish to a new repo, or pass "
+                f"{DELETE_OTHERS_FLAG} to delete them.")
 
 
 def keras_hub_repo_id(repo_id: str) -> str:
@@ -112,19 +154,28 @@ def publish(
     token: str | None = None,
     commit_message: str | None = None,
     private: bool = False,
+    delete_other_files: bool = False,
 ) -> str:
     """Upload a zoo folder to a Hub repo and return the commit id to pin.
 
     Creates the repo if needed. The new revision holds exactly the release files that
-    ``check_zoo_folder`` lists (a folder with a symbolic link or any other file is
-    refused; files of the previous revision that the folder no longer has are deleted;
-    the Hub's ``.gitattributes`` stays), its keras-hub preset aside: that goes to the root
+    ``check_zoo_folder`` lists (a folder with a symbolic link, a file with other hard
+    links or any other file is refused; files of the previous revision that the folder
+    no longer has are deleted; the Hub's ``.gitattributes`` stays), its keras-hub preset
+    aside: that goes to the root
     of ``keras_hub_repo_id(repo_id)``, and its task files also to the root of ``repo_id``
-    (see the module's docstring). ``repo_id`` defaults to ``keras-gated/<folder name>``;
-    the token comes from ``token``, ``HF_TOKEN`` or ``hf auth login``.
+    (see the module's docstring). A repo holding files that no release holds (a
+    notebook, data) is refused before anything is uploaded unless ``delete_other_files``
+    (``other_files``). ``repo_id`` defaults to ``keras-gated/<folder name>``; the token
+    comes from ``token``, ``HF_TOKEN`` or ``hf auth login``.
     """
     folder = Path(folder)
     files = check_zoo_folder(folder)
+    shared = [name for name in files if is_linked(folder / name)]
+    if shared:
+        raise ValueError(
+            f"{folder} holds files with other hard links ({', '.join(shared)}), which are never "
+            "published: replace each by a copy of its own (or remove it) and publish again.")
     repo_id = repo_id or f"{HUB_ORG}/{folder.name}"
     parse_hf_ref(repo_id)
     from huggingface_hub.errors import HfHubHTTPError
@@ -134,6 +185,8 @@ def publish(
     api = _api(token)
     target = repo_id
     try:
+        if not delete_other_files:
+            check_no_other_files(api, [repo_id, *([keras_hub_repo_id(repo_id)] if preset else [])])
         commit = _upload(api, repo_id, release, message, private)
         if preset:
             target = keras_hub_repo_id(repo_id)
@@ -180,7 +233,7 @@ def _refused_token(repo_id: str, status: int, token: str | None) -> str:
     else:
         source = "no token (HF_TOKEN is not set and `hf auth login` was not run)"
     reason = "401 Unauthorized" if status == 401 else "403 Forbidden"
-    return (
+    return without_credentials(
         f"The Hub ({constants.ENDPOINT}) refused to publish {repo_id} ({reason}) with "
         f"{source}: set HF_TOKEN to a token with write access to "
         f"{repo_id.split('/')[0]!r} (or run `hf auth login`) and publish again."
@@ -202,11 +255,11 @@ def pull(name: str, *, token: str | None = None) -> Path:
         try:
             return Path(snapshot_download(ref.repo_id, revision=ref.revision, token=token))
         except HfHubHTTPError as error:  # its message spans lines: one sentence instead
-            raise HubDownloadError(
+            raise HubDownloadError(without_credentials(
                 f"Cannot download {ref} from the Hub ({type(error).__name__}, "
                 f"{str(error).strip().splitlines()[0].rstrip('.')}): check the repo id and "
                 "revision, and that HF_TOKEN can read it if it is private."
-            ) from None
+            )) from None
     cfg = get_pretrained_cfg(name)
     if not cfg.released:
         from keras_gated.pretrained.planned import planned_error

@@ -47,6 +47,7 @@ import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
+from keras_gated.errors import without_credentials
 from keras_gated.pretrained.config import WEIGHTS_FILE, PretrainedCfg
 from keras_gated.pretrained.shards import FOLDER_WEIGHT_FILES, SHARD_INDEX, shard_names
 from keras_gated.registry.weights import find_pretrained_cfg, tags_for
@@ -488,12 +489,12 @@ def resolve_pretrained_file(cfg: PretrainedCfg) -> Path:
         if _offline()
         else ""
     )
-    raise WeightsNotFoundError(
+    raise WeightsNotFoundError(without_credentials(
         f"Cannot find the weights {cfg.weight_id} (Hub repo {cfg.hf_hub_id}, revision "
         f"{revision}). Sources tried, in order:\n{listing}\n"
         f"{offline}run `keras-gated pull {cfg.weight_id}` where the Hub is reachable "
         "(with the same HF_HOME) to fill the cache for offline use."
-    )
+    ))
 
 
 def local_copy(cfg: PretrainedCfg) -> tuple[str, Path] | None:
@@ -528,7 +529,7 @@ def unreachable_message(cfg: PretrainedCfg, error: BaseException,
             f"{where}, but no download is needed: the {label} copy {path} (sha256 checked) "
             f"already serves weights={cfg.tag!r} and create_model({cfg.weight_id!r})."
         )
-    return (
+    return without_credentials(
         f"{where}, and no local copy serves it: connect to {_hf().constants.ENDPOINT} (or "
         f"unset HF_HUB_OFFLINE) and run `keras-gated pull {cfg.weight_id}` again, or set "
         f"${ZOO_ENV} to a folder holding {cfg.weight_id}/{cfg.file_name}"
@@ -556,11 +557,11 @@ def download_hf_weights(ref: HubRef) -> Path:
         return index
     except (HfHubHTTPError, EntryNotFoundError, OSError) as error:
         offline = " HF_HUB_OFFLINE is set and it is not cached." if _offline() else ""
-        raise WeightsNotFoundError(
+        raise WeightsNotFoundError(without_credentials(
             f"Cannot get {WEIGHTS_FILE} (or a sharded {SHARD_INDEX}) of {ref}: "
             f"{type(error).__name__}: {error}.{offline} "
             f"Run `keras-gated pull {ref}` where the Hub is reachable to cache it."
-        ) from error
+        )) from error
 
 
 # ------------------------------------------------- what is saved beside the weight file

@@ -52,6 +52,7 @@ from keras_gated.pretrained.shards import (
     save_sharded,
     shard_names,
 )
+from keras_gated.files import check_not_linked
 from keras_gated.pretrained.sources import CARD_FILE, sha256_of
 
 KERAS_FILES = ("config.json", "metadata.json", WEIGHTS_FILE)
@@ -436,6 +437,8 @@ def save_zoo_folder(
         class_names = CLASS_NAMES.get(tag, ())
     if class_names and len(class_names) != classes:
         raise ValueError(f"{len(class_names)} class names for a {classes}-class model.")
+    if training_log is not None:  # copied: never through a link, never a shared file
+        check_not_linked(training_log, "The training log")
     if training_log is not None and not Path(training_log).is_file():
         raise ValueError(f"`training_log`={os.fspath(training_log)!r} is not a file.")
     if training_log is not None and Path(training_log).suffix not in LOG_SUFFIXES:
