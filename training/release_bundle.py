@@ -110,20 +110,45 @@ def release_bundle(bundle: Path, *, notes: str = "", caveat: str = "", zoo: Path
     ``out/<weight id>``; returns the folder. Nothing is written there unless the CPU's
     evaluation agrees with the accelerator's."""
     from keras_gated.evaluation import evaluate
-    from keras_gated.pretrained.shards import SHARD_INDEX, narrow_to_bfloat16, shard_names
+    from keras_gated.files import exclusive_lock, replace_folder
     from keras_gated.pretrained.zoo_folder import pretrained_cfg_from_folder, save_zoo_folder
 
     bundle = Path(bundle)
     model, metrics = bundle_model(bundle)
-    arch, tag = metrics["model"], metrics["dataset"]
-    weight_id = f"{arch}.{tag}"
+    weight_id = f"{metrics['model']}.{metrics['dataset']}"
     target_root = zoo if register_in is not None else out
     if target_root is None:
         raise ValueError("Give --register (into zoo/) or --out DIR for the released folder.")
     target = Path(target_root) / weight_id
     if register_in is None and target.exists():
         raise ValueError(f"{target} exists: give another --out.")
-    staging_root = Path(tempfile.mkdtemp(prefix="keras-gated-release-"))
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with exclusive_lock(target.parent / f".{weight_id}.lock", f"The release folder {target}"):
+        measured = _write_measured(bundle, model, metrics, weight_id, target, notes, caveat,
+                                   write_folder=save_zoo_folder, evaluate=evaluate,
+                                   replace_folder=replace_folder)
+    print(f"wrote {target}: test accuracy {measured:.4f} (keras-gated evaluate, CPU), "
+          f"{metrics['test_accuracy']:.4f} on the {metrics['device']}")
+    if register_in is not None:
+        from training.release import register, update_readme_tables
+
+        cfg = pretrained_cfg_from_folder(target)
+        print(f"registered {weight_id} in {register(cfg, register_in)}")
+        if readme is not None:
+            written = update_readme_tables(readme, register_in)
+            print(f"updated the zoo tables of {', '.join(map(str, written))}")
+    return target
+
+
+def _write_measured(bundle: Path, model, metrics: dict, weight_id: str, target: Path,
+                    notes: str, caveat: str, *, write_folder, evaluate, replace_folder) -> float:
+    """Write the release folder beside ``target`` (a hidden partial folder), measure it,
+    and put it in place only when the measurement agrees with the accelerator's; returns
+    the measured accuracy. ``target`` is left as it was otherwise."""
+    from keras_gated.pretrained.shards import SHARD_INDEX, narrow_to_bfloat16, shard_names
+
+    arch, tag = metrics["model"], metrics["dataset"]
+    staging_root = Path(tempfile.mkdtemp(prefix=f".{weight_id}.partial-", dir=target.parent))
     try:
         def write(folder: Path, accuracy: float, measured: float | None) -> list[str]:
             record = {
@@ -144,7 +169,7 @@ def release_bundle(bundle: Path, *, notes: str = "", caveat: str = "", zoo: Path
                           if k in metrics},
                 "recipe": metrics["recipe"],
             }
-            save_zoo_folder(
+            write_folder(
                 model, folder, weight_id=weight_id, metrics=record,
                 recipe=recipe_text(metrics), command=metrics["command"],
                 dataset_note=metrics["data_note"], training_log=bundle / "log.csv",
@@ -175,20 +200,7 @@ def release_bundle(bundle: Path, *, notes: str = "", caveat: str = "", zoo: Path
             from training.release import record_caveat
 
             record_caveat(final, caveat)
-        if target.exists():
-            shutil.rmtree(target)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.move(str(final), str(target))
+        replace_folder(final, target)
     finally:
         shutil.rmtree(staging_root, ignore_errors=True)
-    print(f"wrote {target}: test accuracy {measured:.4f} (keras-gated evaluate, CPU), "
-          f"{metrics['test_accuracy']:.4f} on the {metrics['device']}")
-    if register_in is not None:
-        from training.release import register, update_readme_tables
-
-        cfg = pretrained_cfg_from_folder(target)
-        print(f"registered {weight_id} in {register(cfg, register_in)}")
-        if readme is not None:
-            written = update_readme_tables(readme, register_in)
-            print(f"updated the zoo tables of {', '.join(map(str, written))}")
-    return target
+    return measured
