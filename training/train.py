@@ -57,7 +57,9 @@ STRATEGY_CHOICES = ("default", "mirrored", "multiworker", "tpu", "dataparallel")
 # values when the flag is not given: a fingerprint.json written before (that lacks them)
 # compares equal to a launch without those flags, so older runs still resume.
 FINGERPRINT_DEFAULTS = {"model_args": {}, "validation_split": None, "lr": None, "clip_norm": None,
-                        "validation_seeded": False}
+                        "validation_seeded": False,
+                        # recipe fields added later, at the value every earlier recipe had
+                        "recipe.lr_schedule": "step", "recipe.warmup": 0.0}
 
 # The fraction of the training examples held out (at random, with the seed) for val_* and
 # best.keras when --validation-split is not given.
