@@ -106,9 +106,12 @@ def check_backup_folder(folder: Path) -> None:
     check_not_linked(folder, "The backup folder")
     if folder.exists() and not folder.is_dir():
         raise ValueError(f"The backup folder {folder} is a file: give a new folder.")
-    if folder.is_dir() and not (folder / SETTINGS_FILE).is_file() and any(folder.iterdir()):
-        raise ValueError(f"The backup folder {folder} holds files but is not a compress backup "
-                         "(no settings.json): give a new or empty folder.")
+    # A backup of the earlier layout has no settings.json, only the backup's own files.
+    foreign = [p.name for p in folder.iterdir() if not BACKUP_FILE.fullmatch(p.name)] \
+        if folder.is_dir() and not (folder / SETTINGS_FILE).is_file() else []
+    if foreign:
+        raise ValueError(f"The backup folder {folder} holds files that are not a compress "
+                         f"backup's (e.g. {foreign[0]}): give a new or empty folder.")
 
 
 def remove_backup(folder: str | Path) -> None:
