@@ -20,7 +20,9 @@ measured on.
 
 from __future__ import annotations
 
+import csv
 import hashlib
+import io
 import json
 import os
 import shutil
@@ -211,11 +213,14 @@ def read_bundle(folder: Path) -> tuple[dict[str, np.ndarray], dict, dict]:
 
 
 def _csv(rows: list[dict]) -> str:
+    """``rows`` as CSV text, the first row's keys as the header (empty without rows)."""
     if not rows:
         return ""
-    keys = list(rows[0])
-    lines = [",".join(keys)] + [",".join(str(r.get(k, "")) for k in keys) for r in rows]
-    return "\n".join(lines) + "\n"
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=list(rows[0]), lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    return buffer.getvalue()
 
 
 def model_weights(model) -> list[tuple[str, np.ndarray, bool]]:
