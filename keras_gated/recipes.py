@@ -233,6 +233,24 @@ HIGHWAY_CIFAR = _add(Recipe(
     "biases have decay_mult 0. Dropout is part of the architecture.",
 ))
 
+HIGHWAY_CIFAR_BUDGET = _add(replace(
+    HIGHWAY_CIFAR,
+    name="highway_cifar_budget",
+    table="Highway Networks Table 1 (19-layer Highway net, CIFAR-10) on a fixed budget of steps "
+    "(no paper table)",
+    batch_size=512,
+    learning_rate=0.128,
+    lr_boundaries=(),
+    lr_decay=1.0,
+    lr_schedule="warmup_linear",
+    warmup=0.05,
+    notes="The paper's optimiser, weight decay (weights only) and augmentation; batch 512 with "
+    "the learning rate scaled linearly from 0.025 at batch 100 (Goyal et al. 2017), rising from "
+    "0 over the first 5 % of the steps and falling linearly to 0 at the last one, so that a run "
+    "sized to the time it has ends annealed. An engineering choice for a budget, not a paper "
+    "setting.",
+))
+
 IMAGENET_RESNET = _add(Recipe(
     name="imagenet_resnet",
     table="Greff et al. 2017 Table 1b: 50-layer Highway vs ResNet on ImageNet (fb.resnet.torch)",

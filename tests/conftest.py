@@ -54,6 +54,7 @@ ONCE_MODULES = (
     "tests/models/test_parameter_counts.py",  # counts do not depend on the backend
     "tests/training/test_release.py",  # files, cards and configs
     "tests/training/test_release_compressed.py",
+    "tests/training/test_lease_several.py",  # bundle files and processes; its CPU run is JAX's
     "tests/experiments/",  # the paper reproductions' scripts, records and figures
     "tests/test_repository.py",  # the tracked tree
     "tests/test_convert.py",  # array mapping; every backend loads the same arrays

@@ -31,9 +31,12 @@ PAPER_NOTES = {
 
 
 def is_bundle(folder: Path) -> bool:
-    """True when ``folder`` holds a lease bundle's manifest."""
-    from training.lease.bundle import FORMAT, MANIFEST
+    """True when ``folder`` holds a lease bundle's manifest, or is a packed bundle
+    (``DIR/<model>.tar`` of a call that trained several nets)."""
+    from training.lease.bundle import FORMAT, MANIFEST, is_packed_bundle
 
+    if Path(folder).is_file():
+        return is_packed_bundle(Path(folder))
     path = Path(folder) / MANIFEST
     if not path.is_file():
         return False
@@ -109,11 +112,17 @@ def release_bundle(bundle: Path, *, notes: str = "", caveat: str = "", zoo: Path
     """Release ``bundle`` into ``zoo/<weight id>`` (``register_in`` given) or into
     ``out/<weight id>``; returns the folder. Nothing is written there unless the CPU's
     evaluation agrees with the accelerator's."""
+    bundle = Path(bundle)
+    if bundle.is_file():  # a packed bundle: released from a temporary unpacked copy
+        from training.lease.bundle import unpacked_bundle
+
+        with unpacked_bundle(bundle) as folder:
+            return release_bundle(folder, notes=notes, caveat=caveat, zoo=zoo, out=out,
+                                  register_in=register_in, readme=readme)
     from keras_gated.evaluation import evaluate
     from keras_gated.files import exclusive_lock, replace_folder
     from keras_gated.pretrained.zoo_folder import pretrained_cfg_from_folder, save_zoo_folder
 
-    bundle = Path(bundle)
     model, metrics = bundle_model(bundle)
     weight_id = f"{metrics['model']}.{metrics['dataset']}"
     target_root = zoo if register_in is not None else out

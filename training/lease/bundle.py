@@ -10,6 +10,10 @@ Files (``DIR/``):
 * ``metrics.json`` — the run's record (command, recipe, steps, img/s, test accuracy...);
 * ``log.csv`` — one row per epoch.
 
+A call that trains several nets (``--model A B ...``) brings each back as one file,
+``DIR/<model>.tar``: the same files in an uncompressed tar (the shards are compressed
+already), so that several bundles stay within the files a call may return.
+
 The stream holds the trainable weights rounded to bfloat16 (the precision they were
 trained in under ``mixed_bfloat16``), stored as byte planes — every value's high byte
 (sign and exponent, which compress well), then every low byte — followed by the other
@@ -20,17 +24,19 @@ measured on.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import hashlib
 import io
 import json
 import os
 import shutil
+import tarfile
 import tempfile
 import zlib
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Iterator
 
 import ml_dtypes
 import numpy as np
@@ -44,6 +50,7 @@ MAX_FILES = 8
 MAX_FILE_BYTES = 16 * 2**20
 MAX_TOTAL_BYTES = 60 * 2**20
 FORMAT = "keras-gated lease bundle 1"
+PACKED_SUFFIX = ".tar"
 
 
 def sha256_file(path: Path) -> str:
@@ -169,10 +176,74 @@ def write_bundle(
     return manifest
 
 
+def write_packed_bundle(
+    tar_path: Path,
+    named: Iterable[tuple[str, np.ndarray, bool]],
+    metrics: dict,
+    log_rows: list[dict],
+    *,
+    level: int = 9,
+) -> dict:
+    """``write_bundle``, packed into the one file ``tar_path`` (``DIR/<model>.tar``), which
+    appears whole: it replaces an earlier packed bundle there, never any other file."""
+    tar_path = Path(tar_path)
+    if tar_path.suffix != PACKED_SUFFIX:
+        raise SystemExit(f"{tar_path}: a packed bundle's name ends in {PACKED_SUFFIX}.")
+    if tar_path.is_symlink() or (tar_path.exists() and not is_packed_bundle(tar_path)):
+        raise SystemExit(f"{tar_path} exists and is not a packed lease bundle: give a new --out.")
+    staging = Path(tempfile.mkdtemp(prefix="keras-gated-packed-"))
+    try:
+        manifest = write_bundle(staging / "bundle", named, metrics, log_rows, level=level)
+        tar_path.parent.mkdir(parents=True, exist_ok=True)
+        partial = staging / tar_path.name
+        with tarfile.open(partial, "w", format=tarfile.PAX_FORMAT) as tar:
+            for path in sorted((staging / "bundle").iterdir()):
+                tar.add(path, arcname=path.name, recursive=False)
+        if partial.stat().st_size > MAX_FILE_BYTES:
+            raise ValueError(f"The packed bundle of {tar_path.stem} is "
+                             f"{partial.stat().st_size / 2**20:.1f} MiB, over the 16 MiB a returned "
+                             "file may have: train this net alone (one --model), unpacked.")
+        # Written beside the bundle's name, then renamed onto it: never half a file there.
+        beside = tar_path.with_name(f".{tar_path.name}.partial")
+        shutil.copyfile(partial, beside)
+        os.replace(beside, tar_path)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return manifest
+
+
+def is_packed_bundle(path: Path) -> bool:
+    """True when ``path`` is a tar file whose members are a lease bundle's files only."""
+    path = Path(path)
+    if path.is_symlink() or not path.is_file() or not tarfile.is_tarfile(path):
+        return False
+    with tarfile.open(path) as tar:
+        members = tar.getmembers()
+    return (any(m.name == MANIFEST for m in members)
+            and all(m.isfile() and "/" not in m.name and _bundle_file_name(m.name) for m in members))
+
+
+@contextlib.contextmanager
+def unpacked_bundle(tar_path: Path) -> Iterator[Path]:
+    """The packed bundle ``tar_path`` unpacked into a temporary folder, removed afterwards
+    (only plain files at the tar's top level are accepted)."""
+    if not is_packed_bundle(tar_path):
+        raise ValueError(f"{tar_path} is not a packed lease bundle (a tar of its files only).")
+    folder = Path(tempfile.mkdtemp(prefix="keras-gated-unpacked-"))
+    try:
+        with tarfile.open(tar_path) as tar:
+            tar.extractall(folder, filter="data")
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _bundle_file_name(name: str) -> bool:
+    return name in {MANIFEST, METRICS, LOG} or name.startswith(SHARD_PREFIX)
+
+
 def is_bundle_or_empty(folder: Path) -> bool:
-    names = {p.name for p in folder.iterdir()}
-    allowed = {MANIFEST, METRICS, LOG}
-    return all(n in allowed or n.startswith(SHARD_PREFIX) for n in names)
+    return all(_bundle_file_name(p.name) for p in folder.iterdir())
 
 
 def check_limits(folder: Path) -> None:

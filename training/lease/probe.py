@@ -3,6 +3,7 @@ throughput, its compile time and bf16 inference, and the plain PyTorch peer's th
 
     python -m training.lease.probe keras --model gwrn_28_10 --batch 512 256 --seconds 15
     python -m training.lease.probe torch --model gwrn_28_10 --batch 512 --seconds 15
+    python -m training.lease.probe torch --compile --model gwrn_28_10 --batch 512 --seconds 15
 
 Random uint8 images live on the device (throughput does not depend on their values;
 they are not zeros). One JSON line per measurement goes to stdout and to ``--out``.
@@ -96,43 +97,56 @@ def probe_keras(model_name: str, batches: list[int], seconds: float, out: Path |
         del state, model
 
 
-def probe_torch(model_name: str, batches: list[int], seconds: float, out: Path | None) -> None:
+def probe_torch(model_name: str, batches: list[int], seconds: float, out: Path | None,
+                compile_backend: str | None = None) -> None:
+    """The plain PyTorch peer's training step at its best: channels_last, bf16 autocast,
+    and with ``compile_backend`` (``"inductor"``: ``--compile``) the model compiled by
+    ``torch.compile``; the compile time is the first steps' time, reported apart."""
     import torch
 
     from benchmarks.peers import build_peer
 
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
     for batch in batches:
         torch.manual_seed(0)
         net, shape = build_peer(model_name)
-        net = net.cuda().to(memory_format=torch.channels_last)
+        net = net.to(device).to(memory_format=torch.channels_last)
         opt = torch.optim.SGD(net.parameters(), lr=0.1, momentum=0.9, nesterov=True,
                               weight_decay=5e-4)
-        x = torch.randint(0, 256, (batch, *shape), device="cuda").float()
+        forward = torch.compile(net, backend=compile_backend) if compile_backend else net
+        x = torch.randint(0, 256, (batch, *shape), device=device).float()
         x = x.contiguous(memory_format=torch.channels_last)
-        y = torch.randint(0, 10, (batch,), device="cuda")
+        y = torch.randint(0, 10, (batch,), device=device)
 
         def step():
-            with torch.autocast("cuda", dtype=torch.bfloat16):
-                loss = torch.nn.functional.cross_entropy(net(x), y)
+            with torch.autocast(device, dtype=torch.bfloat16):
+                loss = torch.nn.functional.cross_entropy(forward(x), y)
             opt.zero_grad(set_to_none=True)
             loss.backward()
             opt.step()
+            return loss
 
+        t0 = time.perf_counter()
         for _ in range(3):
-            step()
-        torch.cuda.synchronize()
+            loss = step()
+        sync()
+        first_steps_s = time.perf_counter() - t0
         steps = 0
         t0 = time.perf_counter()
         while time.perf_counter() - t0 < seconds:
             for _ in range(5):
-                step()
+                loss = step()
                 steps += 1
-            torch.cuda.synchronize()
+            sync()
         elapsed = time.perf_counter() - t0
+        compiled = f"torch.compile ({compile_backend})" if compile_backend else "eager"
         _emit({"what": "torch_peer_train_step", "model": model_name, "batch": batch,
-               "precision": "bf16 autocast, channels_last, eager", "steps": steps,
+               "precision": f"bf16 autocast, channels_last, {compiled}", "steps": steps,
                "img_per_s": round(steps * batch / elapsed, 1),
-               "gpu": torch.cuda.get_device_name(0), "torch": torch.__version__}, out)
+               "first_3_steps_s": round(first_steps_s, 1), "loss": float(loss),
+               "gpu": torch.cuda.get_device_name(0) if device == "cuda" else "cpu",
+               "torch": torch.__version__}, out)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -145,11 +159,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--budget", type=float, default=float("inf"),
                         help="seconds after which no further batch size is started")
     parser.add_argument("--out", type=Path, default=None, help="a JSON-lines file to append to")
+    parser.add_argument("--compile", action="store_true",
+                        help="torch: compile the peer with torch.compile (inductor)")
+    parser.add_argument("--compile-backend", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.impl == "keras":
         probe_keras(args.model, args.batch, args.seconds, args.out, args.budget)
     else:
-        probe_torch(args.model, args.batch, args.seconds, args.out)
+        backend = args.compile_backend or ("inductor" if args.compile else None)
+        probe_torch(args.model, args.batch, args.seconds, args.out, compile_backend=backend)
     return 0
 
 

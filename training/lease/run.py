@@ -2,6 +2,8 @@
 evaluate and write a bundle.
 
     python -m training.lease run --model gwrn_28_10 --dataset cifar10 --minutes 9.5 --out DIR
+    python -m training.lease run --model gresnet20 preactresnet20 --recipe preact_cifar \
+        --side-by-side --minutes 9.5 --out DIR        # several nets: DIR/<model>.tar each
 
 Phases, each timed in the bundle's ``metrics.json``:
 
@@ -18,6 +20,10 @@ Phases, each timed in the bundle's ``metrics.json``:
    few minutes, so a call killed at its limit still brings one back;
 5. evaluation: the test split in float32 on the weights rounded to bfloat16, i.e. exactly
    the weights the bundle holds; then the final bundle.
+
+A budget recipe (``lr_schedule="warmup_linear"``) is laid over as many steps as fit; a
+paper recipe over its own epochs (``--epochs`` sets another number), cut to what fits
+when they do not (the bundle says so). Several nets in one call: ``training.lease.several``.
 
 Exit status 0 only when all T steps ran and the test accuracy is finite.
 """
@@ -103,6 +109,13 @@ def size_schedule(*, now: float, deadline: float, reserve: float, steps_per_seco
 
 
 def main(args: argparse.Namespace) -> int:
+    if len(args.model) > 1:
+        from training.lease import several
+
+        return several.main(args, STARTED, recorded_command(sys.argv[1:], args.out))
+    if len(args.recipe) > 1:
+        raise SystemExit("One net takes one --recipe: give several with several --model names.")
+    args.model, args.recipe = args.model[0], args.recipe[0]
     deadline = STARTED + 60.0 * args.minutes
     phases: dict[str, float] = {}
     lease_dir = Path(args.lease_dir)
@@ -127,7 +140,10 @@ def main(args: argparse.Namespace) -> int:
     from training.optim import decayed_variables
 
     out = Path(args.out)
-    if out.exists() and not (out.is_dir() and bundle_io.is_bundle_or_empty(out)):
+    if args.pack:
+        if out.exists() and not bundle_io.is_packed_bundle(out):
+            raise SystemExit(f"{out} exists and is not a packed lease bundle: give a new --out.")
+    elif out.exists() and not (out.is_dir() and bundle_io.is_bundle_or_empty(out)):
         raise SystemExit(f"{out} exists and is not an empty folder or a lease bundle: give a new --out.")
 
     # 1. set-up -------------------------------------------------------------------------
@@ -182,6 +198,12 @@ def main(args: argparse.Namespace) -> int:
     if steps_per_epoch < 1:
         raise SystemExit(f"--batch-size {batch} is larger than the {len(y_train)} training images.")
     key = jax.random.PRNGKey(args.seed)
+    epochs_asked = args.epochs if args.epochs is not None else (
+        None if recipe.lr_schedule == "warmup_linear" else recipe.epochs)
+    step_cap = args.max_steps
+    if epochs_asked is not None:
+        asked_steps = max(1, round(epochs_asked * steps_per_epoch))
+        step_cap = asked_steps if step_cap is None else min(step_cap, asked_steps)
 
     total_steps_guess = 10 * steps_per_epoch  # the trial's schedule: its steps are thrown away
     trial = jax.tree_util.tree_map(jnp.copy, state)
@@ -218,17 +240,19 @@ def main(args: argparse.Namespace) -> int:
     total_steps = size_schedule(
         now=time.time(), deadline=deadline, reserve=args.reserve,
         steps_per_second=steps_per_second, snapshot_seconds=60.0 * args.snapshot_minutes,
-        snapshot_cost=snapshot_cost, max_steps=args.max_steps,
+        snapshot_cost=snapshot_cost, max_steps=step_cap,
     )
     epochs = total_steps / steps_per_epoch
     expected_end = time.time() + total_steps / steps_per_second
+    if epochs_asked is not None and epochs < epochs_asked:
+        _say(f"{epochs_asked:g} epochs do not fit before the deadline: cut to {epochs:.2f}")
     _say(f"schedule: {total_steps} steps = {epochs:.2f} epochs of {steps_per_epoch} steps "
          f"({recipe.describe()}); training ends at ~{expected_end - STARTED:.0f}s, deadline "
          f"{deadline - STARTED:.0f}s")
 
     base_metrics = {
         "status": "in progress",
-        "command": recorded_command(sys.argv[1:], args.out),
+        "command": args.call or recorded_command(sys.argv[1:], args.out),
         "model": args.model,
         "dataset": "cifar10",
         "data_note": "CIFAR-10, JPEG q75 copy of the standard splits",
@@ -241,6 +265,7 @@ def main(args: argparse.Namespace) -> int:
         "steps": total_steps,
         "steps_per_epoch": steps_per_epoch,
         "epochs": round(epochs, 3),
+        "epochs_asked": epochs_asked,
         "minutes": args.minutes,
         "device": device.device_kind,
         "platform": device.platform,
@@ -265,7 +290,8 @@ def main(args: argparse.Namespace) -> int:
             named = bundle_io.state_weights(model, state.trainable, state.non_trainable)
         record = {**base_metrics, "status": status, "steps_done": done,
                   "phases": dict(phases), **(extra or {})}
-        bundle_io.write_bundle(out, named, record, log_rows, level=level)
+        write = bundle_io.write_packed_bundle if args.pack else bundle_io.write_bundle
+        write(out, named, record, log_rows, level=level)
 
     while done < total_steps and not bad:
         order = epoch_order(jax.random.fold_in(key, epoch), len(y_train), batch)
@@ -292,7 +318,7 @@ def main(args: argparse.Namespace) -> int:
                         now=now, deadline=deadline, reserve=args.reserve,
                         steps_per_second=done / (now - t_train),
                         snapshot_seconds=60.0 * args.snapshot_minutes,
-                        snapshot_cost=snapshot_cost, max_steps=args.max_steps,
+                        snapshot_cost=snapshot_cost, max_steps=step_cap,
                     ) + done
                     if abs(resized - total_steps) > 0.03 * total_steps:
                         _say(f"schedule resized from {total_steps} to {resized} steps at the measured rate")
@@ -362,12 +388,24 @@ def main(args: argparse.Namespace) -> int:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--model", required=True, help="registry name, e.g. gwrn_28_10")
+    parser.add_argument("--model", required=True, nargs="+",
+                        help="registry name, e.g. gwrn_28_10; several: each trains in its own "
+                        "process and comes back as DIR/<model>.tar")
     parser.add_argument("--dataset", default="cifar10", help="cifar10 (the carried data)")
     parser.add_argument("--minutes", type=float, required=True,
                         help="the deadline, in minutes from this command's start")
     parser.add_argument("--out", required=True, help="the bundle's folder (new, or a bundle)")
-    parser.add_argument("--recipe", default="wrn_cifar_budget", help="a recipe for a budget")
+    parser.add_argument("--recipe", nargs="+", default=["wrn_cifar_budget"],
+                        help="a recipe for a budget (sized to the time), or a paper recipe (its "
+                        "epochs, cut to what fits); one for all nets or one per net")
+    parser.add_argument("--epochs", type=float, default=None,
+                        help="at most this many epochs (default: as many as fit for a budget "
+                        "recipe, the recipe's own for a paper recipe)")
+    parser.add_argument("--side-by-side", action="store_true",
+                        help="several nets: train them at once on the accelerator, not in turn")
+    parser.add_argument("--pack", action="store_true",
+                        help="write the bundle as the one file --out (a .tar), not a folder")
+    parser.add_argument("--call", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--batch-size", type=int, default=None, help="default: the recipe's")
     parser.add_argument("--precision", default=None, help="default: mixed_bfloat16 on a GPU/TPU, else float32")
     parser.add_argument("--seed", type=int, default=0)
