@@ -492,9 +492,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser.error("a lease bundle is released into zoo/ with --register, or into --out DIR")
 
         def release_lease_bundle() -> int:
-            release_bundle(args.run, notes=args.notes, caveat=args.caveat, zoo=ROOT / "zoo",
-                           out=args.out, register_in=CFGS_DIR if args.register else None,
-                           readme=README if args.register else None)
+            folder = release_bundle(args.run, notes=args.notes, caveat=args.caveat,
+                                    zoo=ROOT / "zoo", out=args.out, into_zoo=args.register,
+                                    record_caveat=record_caveat)
+            if args.register:
+                from keras_gated.pretrained.zoo_folder import pretrained_cfg_from_folder
+
+                cfg = pretrained_cfg_from_folder(folder)
+                print(f"registered {cfg.weight_id} in {register(cfg, CFGS_DIR)}")
+                written = update_readme_tables(README, CFGS_DIR)
+                print(f"updated the zoo tables of {', '.join(map(str, written))}")
             return 0
 
         return run_command("training.release", release_lease_bundle, debug=args.debug)

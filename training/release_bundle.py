@@ -107,50 +107,44 @@ def card_notes(metrics: dict, measured: float, notes: str) -> str:
 
 
 def release_bundle(bundle: Path, *, notes: str = "", caveat: str = "", zoo: Path,
-                   out: Path | None = None, register_in: Path | None = None,
-                   readme: Path | None = None) -> Path:
-    """Release ``bundle`` into ``zoo/<weight id>`` (``register_in`` given) or into
-    ``out/<weight id>``; returns the folder. Nothing is written there unless the CPU's
-    evaluation agrees with the accelerator's."""
+                   out: Path | None = None, into_zoo: bool = False,
+                   record_caveat=None) -> Path:
+    """Release ``bundle`` into ``zoo/<weight id>`` (``into_zoo``) or into ``out/<weight
+    id>``; returns the folder (registering it is the caller's). Nothing is written there
+    unless the CPU's evaluation agrees with the accelerator's. ``record_caveat(folder,
+    caveat)`` writes a non-empty ``caveat`` into the folder before it is put in place."""
     bundle = Path(bundle)
     if bundle.is_file():  # a packed bundle: released from a temporary unpacked copy
         from training.lease.bundle import unpacked_bundle
 
         with unpacked_bundle(bundle) as folder:
             return release_bundle(folder, notes=notes, caveat=caveat, zoo=zoo, out=out,
-                                  register_in=register_in, readme=readme)
+                                  into_zoo=into_zoo, record_caveat=record_caveat)
     from keras_gated.evaluation import evaluate
     from keras_gated.files import exclusive_lock, replace_folder
-    from keras_gated.pretrained.zoo_folder import pretrained_cfg_from_folder, save_zoo_folder
+    from keras_gated.pretrained.zoo_folder import save_zoo_folder
 
     model, metrics = bundle_model(bundle)
     weight_id = f"{metrics['model']}.{metrics['dataset']}"
-    target_root = zoo if register_in is not None else out
+    target_root = zoo if into_zoo else out
     if target_root is None:
         raise ValueError("Give --register (into zoo/) or --out DIR for the released folder.")
     target = Path(target_root) / weight_id
-    if register_in is None and target.exists():
+    if not into_zoo and target.exists():
         raise ValueError(f"{target} exists: give another --out.")
     target.parent.mkdir(parents=True, exist_ok=True)
     with exclusive_lock(target.parent / f".{weight_id}.lock", f"The release folder {target}"):
         measured = _write_measured(bundle, model, metrics, weight_id, target, notes, caveat,
                                    write_folder=save_zoo_folder, evaluate=evaluate,
-                                   replace_folder=replace_folder)
+                                   replace_folder=replace_folder, record_caveat=record_caveat)
     print(f"wrote {target}: test accuracy {measured:.4f} (keras-gated evaluate, CPU), "
           f"{metrics['test_accuracy']:.4f} on the {metrics['device']}")
-    if register_in is not None:
-        from training.release import register, update_readme_tables
-
-        cfg = pretrained_cfg_from_folder(target)
-        print(f"registered {weight_id} in {register(cfg, register_in)}")
-        if readme is not None:
-            written = update_readme_tables(readme, register_in)
-            print(f"updated the zoo tables of {', '.join(map(str, written))}")
     return target
 
 
 def _write_measured(bundle: Path, model, metrics: dict, weight_id: str, target: Path,
-                    notes: str, caveat: str, *, write_folder, evaluate, replace_folder) -> float:
+                    notes: str, caveat: str, *, write_folder, evaluate, replace_folder,
+                    record_caveat) -> float:
     """Write the release folder beside ``target`` (a hidden partial folder), measure it,
     and put it in place only when the measurement agrees with the accelerator's; returns
     the measured accuracy. ``target`` is left as it was otherwise."""
@@ -206,8 +200,6 @@ def _write_measured(bundle: Path, model, metrics: dict, weight_id: str, target: 
             raise ValueError("The folder written for the card holds other weights than the one "
                              "measured: nothing was released.")
         if caveat.strip():
-            from training.release import record_caveat
-
             record_caveat(final, caveat)
         replace_folder(final, target)
     finally:
