@@ -38,53 +38,119 @@ def backend() -> str:
     return keras.backend.backend()
 
 
-# Modules whose subject does not depend on the Keras backend (command lines run in
-# subprocesses, packaging, the benchmark harness) or that sweep every registered model
-# through the same builder: they run once, in the TensorFlow pass of tests/run.sh, which
-# keeps the two-backend default run within its time budget. The weights they load and
-# the layers they build are exercised on every backend by the other tests.
-ONCE_MODULES = (
-    "tests/test_packaging.py",
-    "tests/benchmarks/",
-    "tests/reliability/test_training_runs.py",
-    "tests/reliability/test_weights_cli.py",
-    "tests/reliability/test_weights_hub.py",
-    "tests/test_timm_api.py",
-    "tests/analysis/",
-    "tests/models/test_parameter_counts.py",  # counts do not depend on the backend
-    "tests/training/test_release.py",  # files, cards and configs
-    "tests/training/test_release_compressed.py",
-    "tests/training/test_lease_several.py",  # bundle files and processes; its CPU run is JAX's
-    "tests/experiments/",  # the paper reproductions' scripts, records and figures
-    "tests/test_repository.py",  # the tracked tree
-    "tests/test_convert.py",  # array mapping; every backend loads the same arrays
-    "tests/test_hub.py",  # the Hub protocol
-    "tests/test_datasets.py",  # tf.data / numpy on every backend
-    "tests/test_catalog.py",
-    "tests/test_import_graph.py",
-    "tests/test_pretrained_cfgs.py",
-    # JAX subprocesses with TensorFlow hidden, compared with the TensorFlow backend.
-    "tests/test_without_tensorflow.py",
+# --- which tests run on which backend ----------------------------------------------------
+# tests/run.sh runs the suite on TensorFlow, then on JAX. Everything runs in the
+# TensorFlow pass; the JAX pass runs only the tests whose subject is what a backend
+# computes: layers and models (outputs, gradients, saving and loading weights), the
+# training loop and its fast path, the lease's compiled JAX step, compression's training,
+# exports. Command lines, files, cards, the Hub protocol, packaging, docs and the paper
+# records do not depend on the backend and run once; so do sweeps of every registered
+# model through one builder (the layers they build are checked on both backends).
+EVERY_BACKEND_PATHS = (
+    "tests/layers/",
+    "tests/models/test_application_api.py",
+    "tests/models/test_compressed.py",
+    "tests/models/test_families.py",
+    "tests/models/test_gated_model.py",
+    "tests/models/test_postact_resnet.py",
+    "tests/training/test_data.py",
+    "tests/training/test_distribute.py",
+    "tests/training/test_fast_path.py",
+    "tests/training/test_finetune.py",
+    "tests/training/test_lease.py",
+    "tests/training/test_loop.py",
+    "tests/training/test_nan_watch.py",
+    "tests/training/test_time_limit.py",
+    "tests/training/test_train_cli.py",
+    "tests/training/test_weight_decay.py",
+    "tests/analysis/test_compress.py",  # compression trains under a penalty through fit
+    "tests/analysis/test_compress_backup.py",
+    "tests/conventions/test_keras_export.py",
+    "tests/conventions/test_keras_hub.py",
+    "tests/reliability/test_models_contract.py",
+    "tests/reliability/test_predict_shapes.py",
+    "tests/test_bfloat16_weights.py",
+    "tests/test_export.py",
+    "tests/test_features.py",
+    "tests/test_gates.py",
+    "tests/test_keras_hub.py",
+    "tests/test_load_flow.py",
+    "tests/test_mixed_precision.py",
+    "tests/test_sharded_weights.py",
+    "tests/test_weights.py",
 )
-# The full test-split evaluations of the released checkpoints likewise (the accuracy is
-# a property of the weights; every backend computes the same outputs to 1e-6, which the
-# other backends check on one of them, kept below).
+# Tests in those paths that still run once: the full test-split evaluations of released
+# checkpoints (every backend computes the same outputs to 1e-6, which the JAX pass checks
+# on one of them, kept below), every registered model's initial kernels (drawn by
+# Python's seeded ``random``), and a large bundle's size.
 ONCE_TESTS = (
     "test_released_accuracy_is_reproduced[",
-    # Every registered model's initial kernels (drawn by Python's seeded ``random``), and a
-    # large bundle's size: neither depends on the backend.
     "test_no_two_same_shaped_kernels_of_a_fresh_model_are_equal[",
     "test_the_flagship_bundle_fits_what_a_call_brings_back",
     "test_the_flagship_is_released_sharded_in_bfloat16_with_its_lease_record",
 )
-# Modules under ONCE_MODULES that train or compare outputs on every backend all the same
-# (compression trains under a penalty through plain ``fit`` on each backend).
-EVERY_BACKEND_MODULES = ("tests/analysis/test_compress.py", "tests/analysis/test_compress_backup.py")
 EVERY_BACKEND = ("test_released_accuracy_is_reproduced[gresnetfc10.fashion_mnist]",)
 ONCE_BACKEND = "tensorflow"
+# Sweeps of one behaviour over every release or family: the default run checks the
+# representatives named here, `-m slow` the rest (tests/run.sh -m slow).
+SWEEP_REPRESENTATIVES = {
+    "test_released_accuracy_is_reproduced": ("gresnet20.cifar10", "gresnetfc10.fashion_mnist"),
+    "test_pretrained_true_loads_the_backbone_with_a_new_head": ("gresnet20", "gresnetfc10"),
+    "test_a_reloaded_model_keeps_its_methods_in_a_fresh_process": ("gresnet20.cifar10",),
+}
 
 
+# --- optional packages ----------------------------------------------------------------
+# A test marked ``@pytest.mark.needs("torch")`` skips, naming the package and its install,
+# where the package is missing (the README's set-up installs none of them). With
+# KERAS_GATED_TEST_OPTIONAL_ONLY=1 only such tests run: CI's pass for the optional
+# packages, after it installs them into the README's environment.
+INSTALL_HINTS = {
+    "torch": "pip install torch",
+    "onnxruntime": "pip install 'keras-gated[onnx]'",
+    "tf2onnx": "pip install 'keras-gated[onnx]'",
+    "jax2onnx": "pip install 'keras-gated[onnx]'",
+    "keras_hub": "pip install 'keras-gated[kerashub]'",
+    "scipy": "pip install scipy",
+}
+OPTIONAL_ONLY = os.environ.get("KERAS_GATED_TEST_OPTIONAL_ONLY") == "1"
+
+
+def _missing(packages) -> list[str]:
+    import importlib.util
+
+    return [p for p in packages if importlib.util.find_spec(p) is None]
+
+
+def _optional_packages(config, items):
+    kept, dropped = [], []
+    for item in items:
+        marks = list(item.iter_markers("needs"))
+        if not marks:
+            (dropped if OPTIONAL_ONLY else kept).append(item)
+            continue
+        kept.append(item)
+        missing = _missing([p for m in marks for p in m.args])
+        if missing:
+            hints = "; ".join(f"{p} ({INSTALL_HINTS.get(p, 'pip install ' + p)})" for p in missing)
+            item.add_marker(pytest.mark.skip(reason=f"needs {hints}"))
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept
+
+
+def _sweeps(items):
+    for item in items:
+        name, _, param = item.name.partition("[")
+        kept = SWEEP_REPRESENTATIVES.get(name)
+        if kept is not None and param.rstrip("]") not in kept:
+            item.add_marker(pytest.mark.slow)
+
+
+@pytest.hookimpl(tryfirst=True)  # before `-m "not slow"` deselects
 def pytest_collection_modifyitems(config, items):
+    _sweeps(items)
+    _optional_packages(config, items)
     if keras.backend.backend() == ONCE_BACKEND:
         return
     skip = pytest.mark.skip(reason=f"backend-independent: runs once, in the {ONCE_BACKEND} pass")
@@ -92,8 +158,7 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         path = item.path.relative_to(root).as_posix()
         once = item.name.startswith(ONCE_TESTS) and item.name not in EVERY_BACKEND
-        every = path.startswith(EVERY_BACKEND_MODULES)
-        if (path.startswith(ONCE_MODULES) and not every) or once:
+        if not path.startswith(EVERY_BACKEND_PATHS) or once:
             item.add_marker(skip)
 
 

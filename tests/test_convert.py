@@ -10,6 +10,7 @@ import sys
 import numpy as np
 import pytest
 
+pytestmark = pytest.mark.needs("torch")
 torch = pytest.importorskip("torch", reason="the reference nets are written in PyTorch (pip install torch)")
 
 import keras_gated as kg  # noqa: E402

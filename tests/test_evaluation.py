@@ -78,6 +78,7 @@ def test_demo_prints_top3_and_accuracy(tmp_path):
     assert "gresnet20.cifar10" not in out.getvalue()
 
 
+@pytest.mark.slow  # CI runs `keras-gated demo` itself; test_packaging runs it from the wheel
 @pytest.mark.skipif(
     "gresnet20.cifar10" not in kg.list_models(pretrained=True), reason="not released"
 )

@@ -60,12 +60,14 @@ def _check_onnx(name, tmp_path):
     np.testing.assert_allclose(_onnx_outputs(path, x), expected, atol=1e-4, rtol=1e-4)
 
 
+@pytest.mark.needs("onnxruntime")
 @pytest.mark.parametrize("name", DEFAULT_ONNX)
 def test_onnx_export_matches_keras(name, tmp_path):
     _check_onnx(name, tmp_path)
 
 
 @pytest.mark.slow
+@pytest.mark.needs("onnxruntime")
 @pytest.mark.parametrize("name", sorted(set(FAMILIES) - set(DEFAULT_ONNX)))
 def test_onnx_export_matches_keras_every_family(name, tmp_path):
     _check_onnx(name, tmp_path)

@@ -8,6 +8,7 @@ import json
 import numpy as np
 import pytest
 
+pytestmark = pytest.mark.needs("keras_hub")
 keras_hub = pytest.importorskip("keras_hub", reason="keras-hub is optional and not installed")
 
 from keras_gated.keras_hub import GatedBackbone, save_preset  # noqa: E402

@@ -53,7 +53,7 @@ SCRIPT = textwrap.dedent(
 )
 
 
-@pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="torch is not installed")
+@pytest.mark.needs("torch")
 @pytest.mark.skipif(
     keras.backend.backend() != "tensorflow",
     reason="the torch subprocess runs once, in the TensorFlow pass of tests/run.sh",

@@ -200,10 +200,10 @@ def test_command_line_without_tensorflow(hider, tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.needs("jax2onnx")
 def test_analyze_export_convert_without_tensorflow(hider, tmp_path):
     """analyze, export to ONNX (jax2onnx) and convert (a .safetensors state dict): about
     two minutes of JAX compilations, so slow."""
-    pytest.importorskip("jax2onnx", reason="the JAX backend's ONNX exporter (keras-gated[onnx])")
     from keras_gated.registry import create_model
 
     folder = make_image_folder(tmp_path / "folder", per_class=(8, 6))

@@ -25,8 +25,10 @@ def test_cpu_peak_formula_multiplies_out():
 
 
 @pytest.mark.parametrize("name", ["gresnet20", "preactresnet20", "gwrn_16_2", "gresnetfc10"])
+@pytest.mark.needs("torch")
 def test_peer_has_the_same_trainable_parameters(name):
-    torch = pytest.importorskip("torch", reason="the peers are PyTorch nets")
+    import torch
+
     import keras_gated as kg
     from benchmarks.peers import build_peer
 
@@ -36,6 +38,7 @@ def test_peer_has_the_same_trainable_parameters(name):
     assert isinstance(peer, torch.nn.Module)
 
 
+@pytest.mark.slow  # a whole benchmark launch; tests/benchmarks/test_choices.py runs a short one
 def test_run_writes_the_table_json_and_plot(tmp_path):
     command = [sys.executable, "-m", "benchmarks.run", "--models", "gresnetfc2", "--backends", "tensorflow",
                "--launches", "1", "--steps", "2", "--batch", "8", "--latency-calls", "3",
@@ -140,9 +143,9 @@ def test_every_row_is_compared_with_the_best_peer_and_the_gpus_bf16_peak():
 
 
 @pytest.mark.slow
+@pytest.mark.needs("torch")
 def test_the_compiled_peer_trains(tmp_path):
     """``--torch-compile`` on this machine's CPU (inductor): the peer compiles and trains."""
-    pytest.importorskip("torch")
     from benchmarks.measure import measure_torch
 
     args = argparse.Namespace(model="gresnetfc2", batch=8, steps=2, latency_calls=2, infer_batch=8,

@@ -6,6 +6,7 @@ import pytest
 
 import keras_gated as kg
 
+pytestmark = pytest.mark.needs("onnxruntime")
 ort = pytest.importorskip("onnxruntime", reason="onnxruntime runs the exported graph")
 
 

@@ -13,6 +13,7 @@ import keras
 import numpy as np
 import pytest
 
+pytestmark = pytest.mark.needs("keras_hub")
 keras_hub = pytest.importorskip("keras_hub", reason="keras-hub is optional and not installed")
 
 import keras_gated as kg  # noqa: E402

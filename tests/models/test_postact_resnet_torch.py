@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+pytestmark = pytest.mark.needs("torch")
 torch = pytest.importorskip("torch", reason="the reference net is written in PyTorch")
 import torch.nn.functional as F  # noqa: E402
 from torch import nn  # noqa: E402

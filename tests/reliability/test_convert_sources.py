@@ -125,8 +125,10 @@ def test_a_truncated_file_is_refused_naming_it(tmp_path, suffix):
     assert_refused(run_convert(source, out), out, str(source), "truncated or damaged")
 
 
+@pytest.mark.needs("torch")
 def test_a_pickled_pth_is_refused_without_the_weights_only_false_advice(tmp_path):
-    torch = pytest.importorskip("torch")
+    import torch
+
     source = tmp_path / "checkpoint.pth"
     torch.save({"model": ValueError("an object"), "step": torch.zeros(1)}, str(source))
     out = tmp_path / "converted"

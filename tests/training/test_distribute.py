@@ -64,6 +64,7 @@ print(json.dumps({"replicas": strategy.num_replicas_in_sync, "mirrored": mirrore
     assert result["loss"][-1] < result["loss"][0]
 
 
+@pytest.mark.slow  # two worker processes; the mirrored strategy is tested in the default run
 @on_tf
 def test_multi_worker_strategy_two_processes_train_identically(tmp_path):
     folder = make_image_folder(tmp_path / "data", per_class=(64, 16))

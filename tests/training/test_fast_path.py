@@ -175,10 +175,12 @@ def test_predict_is_compiled_with_xla_where_onednn_trains_without_it(compiled, m
     assert not predict_step_jit_compile()
 
 
+@pytest.mark.needs("torch")
 def test_a_gpu_seen_by_torch_counts_as_an_accelerator_on_the_torch_backend(monkeypatch):
     """Keras's distribution API is absent on the torch backend: torch itself is asked, so a
     CUDA machine is not told that mixed precision would be emulated there."""
-    torch = pytest.importorskip("torch")
+    import torch
+
     from keras_gated import precision
 
     monkeypatch.setattr(keras.backend, "backend", lambda: "torch")

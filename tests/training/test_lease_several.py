@@ -230,11 +230,11 @@ def test_two_nets_train_in_one_call_on_cpu_and_each_comes_back_packed(tmp_path):
 
 
 # -- the GPU probe's PyTorch peer ----------------------------------------------------------
+@pytest.mark.needs("torch")
 def test_the_torch_probe_trains_the_peer_through_torch_compile(tmp_path):
     """The probe's peer step on CPU through ``torch.compile``'s graph capture (the ``eager``
     compiler backend keeps it quick here; inductor is what ``--compile`` uses)."""
     compile_backend = "eager"
-    pytest.importorskip("torch", reason="the probe's peer is a PyTorch net (pip install torch)")
     from training.lease.probe import probe_torch
 
     out = tmp_path / "probe.jsonl"

@@ -160,8 +160,8 @@ def test_a_folder_that_is_not_a_compress_run_is_refused(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.needs("keras_hub")
 def test_a_convolutional_release_carries_its_keras_hub_preset(tmp_path, monkeypatch):
-    pytest.importorskip("keras_hub")
     data, out = _compress(tmp_path, "gresnet20", (32, 32, 3), 2, "--macs", "0.5", "--epochs", "0",
                           "--pressure-epochs", "0", "--baseline", "lowest")
     monkeypatch.setenv("KERAS_GATED_ZOO", str(tmp_path / "zoo"))
