@@ -84,6 +84,10 @@ def fig1_run(recorded: dict, epochs: int) -> tuple[str, int, str, float | None] 
 # The seeded re-runs of seeds_queue.sh (one folder per seed of a picked setting) are the
 # spread of the fair comparison, not points of the lr sweep this figure draws.
 SEEDED_PREFIX = "hwfig1s."
+# Re-runs of a sweep setting from independent initial weights per layer (the sweep's own
+# runs started H and T of each highway layer from the same kernel): reported beside the
+# sweep on the science page, never mixed into it.
+REINIT_PREFIX = "reinit."
 
 
 def collect_all(root: Path, epochs: int) -> tuple[dict, dict]:
@@ -93,7 +97,8 @@ def collect_all(root: Path, epochs: int) -> tuple[dict, dict]:
     runs: dict = {}
     follow_ups: dict = {}
     folders = sorted(path for path in root.iterdir()
-                     if path.is_dir() and not path.name.startswith(SEEDED_PREFIX)) if root.is_dir() else []
+                     if path.is_dir() and not path.name.startswith((SEEDED_PREFIX, REINIT_PREFIX))
+                     ) if root.is_dir() else []
     for folder in folders:
         recorded = fingerprint(folder)
         found = fig1_run(recorded, epochs) if recorded else None

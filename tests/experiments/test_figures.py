@@ -43,7 +43,10 @@ def test_highway_fig1_picks_the_lr_with_the_lowest_training_loss_and_plots(tmp_p
     # Nor is a seeded re-run of a picked setting (seeds_queue.sh's hwfig1s.*).
     _fingerprint(tmp_path / "hwfig1s.plainnet20.s0.e3", "plainnet20", "highway_mnist_fc", 3,
                  lr=0.03, model_args=tanh)
-    for name in ("g", "h", "hwfig1s.plainnet20.s0.e3"):
+    # Nor a re-run of a sweep setting from independent initial weights (reported apart).
+    _fingerprint(tmp_path / "reinit.hwfig1.highwayfc10.lr0.03.e3", "highwayfc10", "highway_mnist_fc", 3,
+                 lr=0.03, model_args={**tanh, "transform_bias": -2})
+    for name in ("g", "h", "hwfig1s.plainnet20.s0.e3", "reinit.hwfig1.highwayfc10.lr0.03.e3"):
         (tmp_path / name / "log.csv").write_text("epoch,loss\n0,0.001\n")
     # A search of plain-10 on a held-out tenth (activation x lr), and its pick's run.
     (tmp_path / "hwfig1s.plainnet10.search.json").write_text(
