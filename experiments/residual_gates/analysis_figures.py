@@ -12,8 +12,12 @@ the ``keras-gated analyze`` commands of docs/science.md), and writes their PNGs 
 
 The paper's values are drawn as marked points or lines labelled "paper (...)". Residual
 Gates Fig. 5 is a G-ResNet-100 with 50 blocks on MNIST; its numbers are placed at the same
-fraction of the blocks removed (40 % of 25 blocks is 10), in the paper's accuracy (MNIST),
-so they sit above our Fashion-MNIST curves by the data set's difference.
+fraction of the blocks removed (40 % of 25 blocks is 10) on the right-hand panel, which
+gives each curve's accuracy as a fraction of its unpruned net's: the paper's as a fraction
+of its own unpruned accuracy (Table 1), ours of ours, so that MNIST and Fashion-MNIST
+compare; the left-hand panel is our accuracy alone. Residual Gates Fig. 7 prints no k
+values, only a pattern (the lowest k at the blocks that open a stage, the peak at the last
+block), marked above those blocks of the CIFAR nets.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from keras_gated.analysis import plots
 
 # Residual Gates (Savarese & Figueiredo 2017), MNIST, 50 residual blocks (d = 100).
 RG_G_RESNET_100 = 1 - 0.0126     # Table 1: G-ResNet-100 test error 1.26 %
+RG_RESNET_100 = 1 - 0.0150       # Table 1: ResNet-100 test error 1.50 %
 RG_ABOVE_AFTER_40 = 0.96         # §3.1.2: G-ResNet "above 96 % even after removing 40 % of the layers"
 RG_RESNET_AFTER_40 = 0.60        # §3.1.2: ResNet "only around 60 % when removing 40 % of the layers"
 RG_RELATIVE_DROP_AFTER_60 = 0.08  # abstract, §1: 30 of 50 blocks at random, "relative decrease of 8 %"
@@ -49,25 +54,36 @@ FIGURES = {  # analysis file -> (depth d of the paper's Table 2 for this net or 
 
 def fig5_reference(blocks: int) -> dict:
     """Residual Gates Fig. 5's numbers for a net of ``blocks`` removable blocks, at the
-    same fractions of its blocks (40 % and 60 %). The papers' unpruned accuracies (98.74
-    and 98.50 %) are left out: 0.24 points apart, one marker would hide the other."""
+    same fractions of its blocks (40 % and 60 %), as fractions of the paper's unpruned
+    accuracy (G-ResNet-100 98.74 %, ResNet-100 98.50 %, Table 1)."""
     at_40, at_60 = 0.4 * blocks, 0.6 * blocks
     return {
-        "paper (RG §3.1.2, Fig. 5): G-ResNet-100, MNIST; > 96 % at 40 % removed":
-            {"removed": [at_40], "accuracy": [RG_ABOVE_AFTER_40]},
-        "paper (RG abstract, Table 1): G-ResNet-100, 8 % below its 98.74 % at 60 % removed at random":
-            {"removed": [at_60], "accuracy": [RG_G_RESNET_100 * (1 - RG_RELATIVE_DROP_AFTER_60)]},
-        "paper (RG §3.1.2, Fig. 5): ResNet-100, MNIST; ≈ 60 % at 40 % removed at random":
-            {"removed": [at_40], "accuracy": [RG_RESNET_AFTER_40]},
+        "paper (RG §3.1.2, Fig. 5): G-ResNet-100, MNIST; > 96 % of 98.74 % at 40 % removed":
+            {"removed": [at_40], "kept": [RG_ABOVE_AFTER_40 / RG_G_RESNET_100]},
+        "paper (RG abstract): G-ResNet-100, 8 % relative decrease at 60 % removed at random":
+            {"removed": [at_60], "kept": [1 - RG_RELATIVE_DROP_AFTER_60]},
+        "paper (RG §3.1.2, Fig. 5): ResNet-100, MNIST; ≈ 60 % of 98.50 % at 40 % removed at random":
+            {"removed": [at_40], "kept": [RG_RESNET_AFTER_40 / RG_RESNET_100]},
     }
 
 
 def gates_reference(depth: int | None) -> dict | None:
     """Residual Gates Table 2's mean k of the G-ResNet of the same depth (MNIST), if any."""
     if depth not in RG_TABLE2_MEAN_K:
-        return None  # Fig. 7 (CIFAR) gives a pattern, no values
+        return None  # Fig. 7 (CIFAR) gives a pattern, no values: see gates_marks
     return {f"paper (RG Table 2): mean k {RG_TABLE2_MEAN_K[depth]:.2f}, G-ResNet d = {depth}, MNIST":
             RG_TABLE2_MEAN_K[depth]}
+
+
+def gates_marks(depth: int | None, blocks: list[str]) -> dict | None:
+    """Residual Gates Fig. 7's pattern on a CIFAR net's blocks (``stage<i>_unit<j>``): the
+    lowest k at the first unit of each stage (the paper's blocks 1, 5 and 9), the peak at
+    the last block; None for the MNIST nets (Table 2 gives them a value)."""
+    if depth is not None:
+        return None
+    openers = [block for block in blocks if block.endswith("_unit1")]
+    return {"paper (RG Fig. 7, G-WRN (4,10), CIFAR-10): lowest k, the first block of each stage": openers,
+            "paper (RG Fig. 7): the peak, the last block": [blocks[-1]]}
 
 
 def prune_reference(points: list[dict]) -> dict:
@@ -83,13 +99,14 @@ def draw(analysis: dict, depth: int | None, names: dict, out: Path) -> list[Path
         curves = analysis["removal_curves"]
         blocks = max(max(curve["removed"]) for curve in curves.values())
         reference = fig5_reference(blocks) if depth else None
-        written.append(plots.plot_removal_curves(curves, out / names["removal"],
-                                                 f"block removal, {analysis['examples']} test images",
-                                                 reference=reference))
+        written.append(plots.plot_removal_relative(
+            curves, out / names["removal"],
+            f"{model}: block removal, {analysis['examples']} test images", reference=reference))
     if "gates" in names:
         written.append(plots.plot_gate_values(analysis["gate_values"], out / names["gates"],
                                               f"{model}: learned gates",
-                                              reference=gates_reference(depth)))
+                                              reference=gates_reference(depth),
+                                              marks=gates_marks(depth, list(analysis["gate_values"]))))
     if "prune" in names:
         written.append(plots.plot_prune_tradeoff(analysis["prune"], out / names["prune"],
                                                  reference=prune_reference(analysis["prune"])))

@@ -112,12 +112,15 @@ def pair_markdown(rows: list[dict], first: str, second: str) -> str:
 
 
 def k_markdown(rows: list[dict]) -> str:
-    """Table 2: the mean k at the last epoch of each gated cell, mean ± std over seeds."""
-    lines = ["| d | G-ResNet-FC mean k | G-PlainNet mean k |", "| --- | --- | --- |"]
+    """Table 2: the mean k at the last epoch of each gated cell, mean ± std over seeds, and
+    the G-PlainNet-minus-G-ResNet-FC gap of the means (Welch's p, whether it is
+    significant): RG §3.1.1 reads the two families' mean k as significantly different."""
+    lines = ["| d | G-ResNet-FC mean k | G-PlainNet mean k | G-PlainNet − G-ResNet-FC |",
+             "| --- | --- | --- | --- |"]
     for row in rows:
-        lines.append(f"| {row['depth']} | " + " | ".join(
-            spread_text(row["cells"][model]["mean_k"].values()) for model in ("gresnetfc", "gplainnet"))
-            + " |")
+        res, plain = (row["cells"][model]["mean_k"].values() for model in ("gresnetfc", "gplainnet"))
+        lines.append(f"| {row['depth']} | {spread_text(res)} | {spread_text(plain)} | "
+                     f"{gap_text(gap(plain, res))} |")
     return "\n".join(lines)
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -39,19 +39,31 @@ _LINES = ("-", "--", "-.", ":")
 
 
 def plot_gate_values(values: Mapping[str, float], path: str | Path, title: str = "",
-                     reference: Mapping[str, float] | None = None) -> Path:
+                     reference: Mapping[str, float] | None = None,
+                     marks: Mapping[str, Sequence[str]] | None = None) -> Path:
     """k per block, in model order (Residual Gates Fig. 4 and 7). ``reference``: label ->
-    a value of k drawn as a horizontal line (e.g. a paper's mean k)."""
+    a value of k drawn as a horizontal line (e.g. a paper's mean k). ``marks``: label ->
+    the blocks a paper singles out (e.g. Fig. 7's lowest k and its peak), each marked
+    above its bar."""
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(max(6, 0.35 * len(values)), 3.5))
+    names = list(values)
     ax.bar(range(len(values)), list(values.values()), color="tab:blue", label="learned k")
-    ax.set_xticks(range(len(values)), list(values), rotation=90, fontsize=7)
+    ax.set_xticks(range(len(values)), names, rotation=90, fontsize=7)
     ax.axhline(1.0, color="grey", lw=0.8, ls="--")
     for index, (label, value) in enumerate((reference or {}).items()):
         ax.axhline(value, color=_REFERENCE_COLORS[index % 4], ls=_REFERENCE_LINES[index % 4], lw=1.5,
                    label=label)
-    if reference:
-        ax.legend(fontsize=7)
+    top = max([float(v) for v in values.values()] + [1.0])
+    for index, (label, blocks) in enumerate((marks or {}).items()):
+        where = [names.index(block) for block in blocks]
+        ax.plot(where, [float(values[block]) + 0.06 * top for block in blocks], ls="none",
+                marker=_REFERENCE_MARKERS[(index + 1) % 4], ms=9, color=_REFERENCE_COLORS[(index + 1) % 4],
+                markeredgecolor="white", label=label)
+    if marks:
+        ax.set_ylim(top=1.3 * top)
+    if reference or marks:
+        ax.legend(fontsize=7, loc="upper left")
     ax.set_ylabel("k")
     ax.set_title(title or "learned gate k per block")
     return _save(fig, path)
@@ -84,6 +96,54 @@ def plot_removal_curves(curves: Mapping[str, Mapping], path: str | Path, title: 
     ax.legend(fontsize=8)
     ax.set_title(title or "block removal")
     return _save(fig, path)
+
+
+def plot_removal_relative(curves: Mapping[str, Mapping], path: str | Path, title: str = "",
+                          reference: Mapping[str, Mapping] | None = None) -> Path:
+    """Residual Gates Fig. 5 in two panels: test accuracy against blocks removed (left),
+    and the fraction of each curve's unpruned accuracy it keeps (right), the scale on which
+    a paper's numbers on another data set compare. ``reference``: label -> {"removed":
+    [...], "kept": [...]} (fractions of the paper's own unpruned accuracy), drawn as
+    unconnected points on the right panel only. The legend sits below both panels."""
+    plt = _pyplot()
+    fig, (absolute, relative) = plt.subplots(1, 2, figsize=(11, 4.2))
+    count = len(curves)
+    for index, (label, curve) in enumerate(curves.items()):
+        removed, acc, std = curve["removed"], list(curve["accuracy"]), curve.get("std")
+        start = acc[removed.index(0)] if 0 in removed else acc[0]
+        step = max(1, len(removed) // 12)
+        style = dict(marker=_MARKERS[index % len(_MARKERS)], ls=_LINES[index % len(_LINES)],
+                     ms=3 + (count - 1 - index), lw=1 + 0.5 * (count - 1 - index),
+                     markevery=(index % step, step))
+        for ax, scale in ((absolute, 1.0), (relative, 1.0 / start)):
+            line, = ax.plot(removed, [a * scale for a in acc], label=label if ax is absolute else None,
+                            **style)
+            if std and any(std):
+                ax.fill_between(removed, [(a - s) * scale for a, s in zip(acc, std)],
+                                [(a + s) * scale for a, s in zip(acc, std)], color=line.get_color(), alpha=0.2)
+    for index, (label, points) in enumerate((reference or {}).items()):
+        relative.plot(points["removed"], points["kept"], ls="none", marker=_REFERENCE_MARKERS[index % 4],
+                      ms=10, color=_REFERENCE_COLORS[index % 4], markeredgecolor="white", label=label)
+    absolute.set_ylabel("test accuracy")
+    absolute.set_ylim(0, 1)
+    relative.set_ylabel("fraction of the unpruned net's accuracy kept")
+    relative.set_ylim(0, 1.1)
+    relative.axhline(1.0, color="grey", lw=0.5)
+    for ax in (absolute, relative):
+        ax.set_xlabel("blocks removed")
+    handles, labels = [], []
+    for ax in (absolute, relative):
+        h, l = ax.get_legend_handles_labels()
+        handles += h
+        labels += l
+    fig.legend(handles, labels, fontsize=7.5, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=2)
+    fig.suptitle(title or "block removal")
+    fig.tight_layout()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120, bbox_inches="tight")  # the legend below the panels stays whole
+    plt.close(fig)
+    return path
 
 
 def plot_estimation_error(errors: Mapping[str, Mapping], path: str | Path, title: str = "",

@@ -1,7 +1,8 @@
 """experiments/tools/param_counts.py: the counts it prints are the trainable parameters of
-the registered models, here the two 10-layer FC nets of Highway Networks §3.1."""
+the registered models, here the two 10-layer FC nets of Highway Networks §3.1 and the
+gated ResNet-32 of Residual Gates §3.2."""
 
-from experiments.tools.param_counts import MNIST, PAIRS, PLAIN_71, count, pair_line
+from experiments.tools.param_counts import DIFFERENCES, MNIST, PAIRS, PLAIN_71, count, difference_line, pair_line
 
 
 def _dense(inputs: int, units: int) -> int:
@@ -22,3 +23,10 @@ def test_a_pair_line_gives_both_counts_and_their_ratio():
     assert (first, second) == ("highwayfc10", "plainnet10")
     assert pair_line(*PAIRS[0]) == (f"| {claim} | highwayfc10: 90,760 | plainnet10: 107,575 "
                                     "| 84.4 % |")
+
+
+def test_the_gated_resnet_32_adds_one_k_per_block():
+    # ResNet-32 has 3 stages of 5 blocks: 15 gates, one scalar k each.
+    assert difference_line(*DIFFERENCES[0]) == (
+        "| RG §3.2: G-ResNet (n = 5) adds 15 | gresnet32: 466,729 | preactresnet32: 466,714 "
+        "| +15 parameters |")
