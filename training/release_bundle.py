@@ -58,6 +58,10 @@ def bundle_model(bundle: Path):
     if metrics.get("status") != "finished":
         raise ValueError(f"{bundle} is a bundle of a run that did not finish "
                          f"({metrics.get('status')!r}): release a finished run's bundle.")
+    if metrics.get("model_args"):
+        raise ValueError(f"{bundle} trained {metrics['model']} with --model-arg "
+                         f"{metrics['model_args']}: another architecture than the registered one, "
+                         "an experiment's net, not a release of it.")
     recipe = get_recipe(metrics["recipe"])
     kwargs = {}
     if recipe.dropout is not None and get_model_entry(metrics["model"]).supports_dropout:

@@ -134,7 +134,8 @@ def test_the_bundles_folder_must_be_new_or_hold_only_these_nets_bundles(tmp_path
 
 def test_each_net_runs_alone_with_its_recipe_packed_and_the_call_recorded(tmp_path):
     args = parse("--model", "gresnet20", "preactresnet20", "--recipe", "preact_cifar",
-                 "--minutes", 9, "--out", tmp_path, "--max-steps", 6, "--epochs", 30)
+                 "--minutes", 9, "--out", tmp_path, "--max-steps", 6, "--epochs", 30,
+                 "--model-arg", "batch_norm=False", "--model-arg", "k_init=0.5")
     command = several.child_command(args, "gresnet20", "preact_cifar", 4.5,
                                     tmp_path / "gresnet20.tar", "CALL")
     child = parse(*command[4:])
@@ -142,6 +143,16 @@ def test_each_net_runs_alone_with_its_recipe_packed_and_the_call_recorded(tmp_pa
     assert child.model == ["gresnet20"] and child.recipe == ["preact_cifar"]
     assert child.pack and child.call == "CALL" and child.out == str(tmp_path / "gresnet20.tar")
     assert (child.minutes, child.max_steps, child.epochs) == (4.5, 6, 30.0)
+    assert child.model_arg == ["batch_norm=False", "k_init=0.5"]
+
+
+def test_a_bundle_of_a_net_with_other_constructor_arguments_is_not_released(tmp_path):
+    from training.release_bundle import bundle_model
+
+    bundle_io.write_bundle(tmp_path / "b", weights(), {"status": "finished", "model": "gwrn_16_2",
+                                                       "model_args": {"batch_norm": False}}, [])
+    with pytest.raises(ValueError, match="another architecture than the registered one"):
+        bundle_model(tmp_path / "b")
 
 
 FAKE_NET = textwrap.dedent("""

@@ -130,6 +130,7 @@ def main(args: argparse.Namespace) -> int:
     if keras.backend.backend() != "jax":
         raise SystemExit("The lease run trains on the JAX backend: unset KERAS_BACKEND or set it to jax.")
     from keras_gated import create_model
+    from keras_gated.model_args import parse_model_args
     from keras_gated.recipes import get_recipe
     from training.lease import bundle as bundle_io
     from training.lease.compact_data import load_split
@@ -177,6 +178,8 @@ def main(args: argparse.Namespace) -> int:
 
     takes_dropout = recipe.dropout is not None and get_model_entry(args.model).supports_dropout
     model_kwargs = {"dropout": recipe.dropout} if takes_dropout else {}
+    model_args = parse_model_args(args.model_arg)  # read once Keras can be imported
+    model_kwargs.update(model_args)
     model = create_model(args.model, **model_kwargs)
     optimizer = keras.optimizers.SGD(
         0.0, momentum=recipe.momentum, nesterov=recipe.nesterov,
@@ -257,6 +260,7 @@ def main(args: argparse.Namespace) -> int:
         "dataset": "cifar10",
         "data_note": "CIFAR-10, JPEG q75 copy of the standard splits",
         "recipe": recipe.name,
+        "model_args": model_args,
         "recipe_description": recipe.describe(),
         "recipe_fields": dataclasses.asdict(recipe),
         "batch_size": batch,
@@ -405,6 +409,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="several nets: train them at once on the accelerator, not in turn")
     parser.add_argument("--pack", action="store_true",
                         help="write the bundle as the one file --out (a .tar), not a folder")
+    parser.add_argument("--model-arg", action="append", default=[], metavar="NAME=VALUE", help="a model constructor argument (repeatable), "
+                        "as training.train's: batch_norm=False, k_init=0.5 (every net of the call)")
     parser.add_argument("--call", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--batch-size", type=int, default=None, help="default: the recipe's")
     parser.add_argument("--precision", default=None, help="default: mixed_bfloat16 on a GPU/TPU, else float32")

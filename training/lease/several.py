@@ -49,6 +49,8 @@ def child_command(args: argparse.Namespace, model: str, recipe: str, minutes: fl
                         ("--lease-dir", args.lease_dir)):
         if value is not None:
             command += [flag, str(value)]
+    for text in args.model_arg:
+        command += ["--model-arg", text]
     return command
 
 
