@@ -15,7 +15,7 @@ reads saved keras-gated models.
 
 from __future__ import annotations
 
-from keras_gated import _api, _keras_hook, backends
+from keras_gated import _api, _keras_hook, _moved, backends
 from keras_gated.tensorflow_cpu import enable_onednn_by_default
 from keras_gated.version import __version__  # noqa: F401
 
@@ -45,3 +45,4 @@ def _on_keras_import() -> None:
 
 
 _keras_hook.install(_on_keras_import)
+_moved.install()  # the old import paths, with a DeprecationWarning each

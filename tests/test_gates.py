@@ -71,20 +71,6 @@ def test_unknown_block_lists_the_gated_blocks():
         kg.set_gate(kg.GResNetFC(4), "block9", 0.0)
 
 
-def test_the_old_gates_module_warns_and_gives_the_gating_functions():
-    import importlib
-    import sys
-
-    from keras_gated import gating
-
-    sys.modules.pop("keras_gated.gates", None)
-    with pytest.warns(DeprecationWarning, match="keras_gated.gating"):
-        old = importlib.import_module("keras_gated.gates")
-    for name in ("gate_values", "set_gate", "remove_block", "gated_blocks", "gate_variables"):
-        assert getattr(old, name) is getattr(gating, name)
-    assert kg.gate_values is gating.gate_values and kg.gate is gating.gate
-
-
 # -- Registry-wide: every registered model gates to its exact twin and prunes exactly ----
 def gate_variables(model) -> list:
     """The k of every Residual Gate of ``model``'s blocks."""

@@ -107,7 +107,7 @@ def imports_of(name: str, path: Path) -> list[tuple[str, list[str]]]:
 def unit(module: str) -> str:
     """What owns a module for the private-name rule: its top-level package, and inside
     keras_gated its subpackage (``keras_gated.analysis``); the package's own top-level
-    modules (``keras_gated.gates``) are each their own unit."""
+    modules (``keras_gated.gating``) are each their own unit."""
     parts = module.split(".")
     if parts[0] != "keras_gated" or len(parts) == 1:
         return parts[0]
@@ -134,9 +134,9 @@ def importers_of(package: str, modules: dict[str, Path], among: str) -> set[str]
 def test_the_rules_are_read_from_real_imports():
     modules = all_modules()
     assert {"training.train", "training.build", "experiments.tools.records",
-            "keras_gated.gates"} <= set(modules)
+            "keras_gated.gating"} <= set(modules)
     assert unit("keras_gated.analysis.prune") == unit("keras_gated.analysis.lesion")
-    assert unit("keras_gated.gates") != unit("keras_gated.analysis.prune")
+    assert unit("keras_gated.gating") != unit("keras_gated.analysis.prune")
     assert importers_of("training", modules, "experiments")  # the experiments use training
 
 

@@ -75,16 +75,6 @@ def test_a_fully_connected_weight_id_has_no_keras_hub_preset(tmp_path):
     assert not (tmp_path / "preset").exists()
 
 
-def test_the_old_module_name_warns_and_gives_the_same_classes():
-    import importlib
-    import sys
-
-    sys.modules.pop("keras_gated.kerashub", None)
-    with pytest.warns(DeprecationWarning, match="keras_gated.keras_hub"):
-        old = importlib.import_module("keras_gated.kerashub")
-    assert old.GatedBackbone is GatedBackbone and old.save_preset is save_preset
-
-
 def test_the_integration_module_does_not_shadow_the_keras_hub_package():
     import sys
 

@@ -99,24 +99,6 @@ def test_no_command_line_check_left_in_the_package():
     assert "sys.argv" not in source and "def __getattr__" in source
 
 
-def test_the_old_hub_module_warns_once_and_gives_the_pretrained_hub_functions():
-    import importlib
-    import warnings
-
-    from keras_gated.pretrained import hub, zoo_folder
-
-    sys.modules.pop("keras_gated.hub", None)
-    old = importlib.import_module("keras_gated.hub")
-    with pytest.warns(DeprecationWarning, match="keras_gated.pretrained.hub.publish"):
-        assert old.publish is hub.publish
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        assert old.publish is hub.publish  # the second look-up is silent
-    with pytest.warns(DeprecationWarning, match="zoo_folder.save_zoo_folder"):
-        assert old.save_zoo_folder is zoo_folder.save_zoo_folder
-    assert "pull" in dir(old)
-
-
 def test_a_module_of_the_package_runs_with_python_m():
     """``python -m keras_gated.<module>`` asks the loader for the module's code: the
     registration finder hands that over from the original loader."""

@@ -138,26 +138,3 @@ def test_a_plain_gated_model_says_what_it_lacks():
         model.forward_features(np.zeros((1, 4), "float32"))
 
 
-def test_application_shim_warns_once_and_re_exports():
-    code = (
-        "import warnings; warnings.simplefilter('always')\n"
-        "import keras_gated\n"
-        "with warnings.catch_warnings(record=True) as caught:\n"
-        "    from keras_gated.models import application\n"
-        "    from keras_gated.models import application as again\n"
-        "from keras_gated.models import builder, constructor, gated_model\n"
-        "moved = [w for w in caught if issubclass(w.category, DeprecationWarning)\n"
-        "         and 'keras_gated.models.builder' in str(w.message)]\n"
-        "assert len(moved) == 1, [str(w.message) for w in caught]\n"
-        "assert application.build_application is builder.build_application\n"
-        "assert application.public_constructor is constructor.public_constructor\n"
-        "assert application.GatedModel is gated_model.GatedModel\n"
-        "assert application.CIFAR_MEAN == builder.CIFAR_MEAN\n"
-        "print('ok')\n"
-    )
-    env = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
-    with warnings.catch_warnings():
-        result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                                env=env, timeout=600)
-    assert result.returncode == 0, result.stderr[-3000:]
-    assert result.stdout.strip().endswith("ok")

@@ -1,0 +1,78 @@
+"""The table of old import paths (keras_gated/_moved.py): each old module still imports,
+warns once naming its new place, and gives the new modules' very objects; no file stands
+at an old path. The only test that imports an old path."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from keras_gated._moved import MOVED
+
+ROOT = Path(__file__).resolve().parents[1]
+# One name per old module and the new module that defines it.
+SAMPLES = {
+    "keras_gated.gates": ("gate_values", "keras_gated.gating"),
+    "keras_gated.hub": ("save_zoo_folder", "keras_gated.pretrained.zoo_folder"),
+    "keras_gated.kerashub": ("GatedBackbone", "keras_gated.keras_hub"),
+    "keras_gated.pretrained.registry": ("get_pretrained_cfg", "keras_gated.registry.weights"),
+    "keras_gated.models.application": ("build_application", "keras_gated.models.builder"),
+}
+
+CHECK = """
+import importlib, json, sys, warnings
+warnings.simplefilter("always")
+old_name, name, new_name = sys.argv[1:4]
+with warnings.catch_warnings(record=True) as first:
+    old = importlib.import_module(old_name)
+with warnings.catch_warnings(record=True) as again:
+    importlib.import_module(old_name)
+    value = getattr(old, name)
+new = importlib.import_module(new_name)
+namespace = {}
+exec(f"from {old_name} import *", namespace)
+print(json.dumps({
+    "first": [str(w.message) for w in first if issubclass(w.category, DeprecationWarning)],
+    "again": [str(w.message) for w in again if issubclass(w.category, DeprecationWarning)],
+    "same_object": value is getattr(new, name),
+    "in_dir": name in dir(old),
+    "star_import": namespace.get(name) is getattr(new, name),
+}))
+"""
+
+
+def test_the_table_covers_the_sampled_modules_and_no_file_stands_at_an_old_path():
+    assert set(SAMPLES) == set(MOVED)
+    for old in MOVED:
+        path = ROOT / Path(*old.split("."))
+        assert not path.with_suffix(".py").exists() and not path.is_dir(), old
+
+
+def test_each_old_module_warns_once_and_gives_the_new_objects():
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "KERAS_BACKEND": os.environ.get("KERAS_BACKEND", "jax")}
+    for old, (name, new) in SAMPLES.items():
+        done = subprocess.run([sys.executable, "-c", CHECK, old, name, new], capture_output=True,
+                              text=True, timeout=300, env=env, cwd=ROOT)
+        assert done.returncode == 0, done.stderr[-2000:]
+        result = json.loads(done.stdout.strip().splitlines()[-1])
+        assert len(result["first"]) == 1 and old in result["first"][0], (old, result)
+        assert all(target in result["first"][0] for target in MOVED[old]), result
+        assert result["again"] == [], (old, result)
+        assert result["same_object"] and result["in_dir"] and result["star_import"], (old, result)
+
+
+def test_an_unknown_name_of_an_old_module_says_where_it_moved():
+    import pytest
+
+    import keras_gated  # noqa: F401  (installs the finder)
+    from keras_gated import gating
+
+    with pytest.warns(DeprecationWarning):
+        sys.modules.pop("keras_gated.gates", None)
+        import keras_gated.gates as old
+    assert old.gate_values is gating.gate_values
+    with pytest.raises(AttributeError, match="moved to keras_gated.gating"):
+        old.no_such_name  # noqa: B018
