@@ -105,20 +105,29 @@ def reproduce_command(args: argparse.Namespace, backend: str, *, epochs: int | N
     return command_line("training.finetune", backend, parts)
 
 
-def suited_schedule(num_examples: int, batch_size: int, epochs: int) -> tuple[int, int]:
-    """``(batch size, epochs)`` suited to ``num_examples`` training examples, from a
-    recipe's ``batch_size`` and ``epochs``: the batch halved (not below
-    ``MIN_BATCH_SIZE``) until an epoch has at least ``MIN_STEPS_PER_EPOCH`` steps, then
-    the epochs raised (not above ``MAX_EPOCHS``) until the run has at least ``MIN_STEPS``
-    steps. A data set large enough keeps the recipe's values."""
+def suited_batch_size(num_examples: int, batch_size: int) -> int:
+    """A recipe's ``batch_size`` halved (not below ``MIN_BATCH_SIZE``) until an epoch of
+    ``num_examples`` training examples has at least ``MIN_STEPS_PER_EPOCH`` steps."""
     if num_examples < 1:
         raise ValueError(f"A run needs at least 1 training example, got {num_examples}.")
     while batch_size > MIN_BATCH_SIZE and math.ceil(num_examples / batch_size) < MIN_STEPS_PER_EPOCH:
         batch_size = max(MIN_BATCH_SIZE, batch_size // 2)
+    return batch_size
+
+
+def suited_epochs(num_examples: int, batch_size: int, epochs: int) -> int:
+    """A recipe's ``epochs`` raised (not above ``MAX_EPOCHS``) until the run, in batches
+    of ``batch_size``, has at least ``MIN_STEPS`` steps."""
     steps_per_epoch = math.ceil(num_examples / batch_size)
-    if epochs * steps_per_epoch < MIN_STEPS:
-        epochs = max(epochs, min(MAX_EPOCHS, math.ceil(MIN_STEPS / steps_per_epoch)))
-    return batch_size, epochs
+    return max(epochs, min(MAX_EPOCHS, math.ceil(MIN_STEPS / steps_per_epoch)))
+
+
+def suited_schedule(num_examples: int, batch_size: int, epochs: int) -> tuple[int, int]:
+    """``(batch size, epochs)`` suited to ``num_examples`` training examples, from a
+    recipe's ``batch_size`` and ``epochs`` (``suited_batch_size``, then
+    ``suited_epochs``). A data set large enough keeps the recipe's values."""
+    batch_size = suited_batch_size(num_examples, batch_size)
+    return batch_size, suited_epochs(num_examples, batch_size, epochs)
 
 
 def training_examples(total: int, args: argparse.Namespace) -> int:
@@ -131,22 +140,19 @@ def training_examples(total: int, args: argparse.Namespace) -> int:
 
 def choose_schedule(args: argparse.Namespace, num_examples: int, recipe) -> tuple[int, int, str]:
     """``(batch size, epochs, sentence)``: ``--batch-size`` and ``--epochs`` where given,
-    else ``suited_schedule``'s for ``num_examples`` training examples; the sentence says
-    which were chosen and why."""
-    batch_size, epochs = suited_schedule(num_examples, recipe.batch_size, recipe.epochs)
-    batch_size = args.batch_size or batch_size
-    epochs = args.epochs or epochs
+    else those suited to ``num_examples`` training examples (the epochs for the batch
+    size used); the sentence says which were chosen."""
+    batch_size = args.batch_size or suited_batch_size(num_examples, recipe.batch_size)
+    epochs = args.epochs or suited_epochs(num_examples, batch_size, recipe.epochs)
+    values = ((args.batch_size, f"batch {batch_size}"), (args.epochs, f"{epochs} epochs"))
+    chosen = " and ".join(text for given, text in values if given is None)
+    given = " and ".join(text for value, text in values if value is not None)
+    sentence = f"{num_examples} training examples: "
+    sentence += f"{chosen} chosen for the data set's size" if chosen else ""
+    sentence += ("; " if chosen and given else "") + (f"{given} as given" if given else
+                                                      " (--batch-size and --epochs set them)")
     steps = math.ceil(num_examples / batch_size)
-    chosen = [text for given, text in ((args.batch_size, f"batch {batch_size}"),
-                                        (args.epochs, f"{epochs} epochs")) if given is None]
-    given = [text for value, text in ((args.batch_size, f"batch {batch_size}"),
-                                       (args.epochs, f"{epochs} epochs")) if value is not None]
-    sentence = (f"{num_examples} training examples: {' and '.join(chosen)} chosen for the data "
-                f"set's size" if chosen else f"{num_examples} training examples")
-    sentence += (f"{'; ' if chosen else ': '}{' and '.join(given)} as given" if given else
-                 " (--batch-size and --epochs set them)")
-    sentence += f"; {steps} steps an epoch, {steps * epochs} in all"
-    return batch_size, epochs, sentence
+    return batch_size, epochs, f"{sentence}; {steps} steps an epoch, {steps * epochs} in all"
 
 
 def from_scratch(weights: str) -> bool:

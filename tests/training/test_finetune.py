@@ -132,6 +132,9 @@ def test_the_batch_size_and_epochs_suit_the_number_of_training_examples():
     assert (batch, epochs) == (16, 3)  # a given value is kept
     assert sentence == ("270 training examples: batch 16 chosen for the data set's size; "
                         "3 epochs as given; 17 steps an epoch, 51 in all")
+    # A given batch size: the epochs suit it (3 steps an epoch -> 50 epochs at most).
+    args.batch_size, args.epochs = 128, None
+    assert finetune.choose_schedule(args, 270, recipe)[:2] == (128, finetune.MAX_EPOCHS)
 
 
 def test_finetune_says_what_it_chose_and_records_a_command_that_reruns_it(tmp_path, capsys):
