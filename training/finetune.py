@@ -66,8 +66,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--freeze-backbone", action="store_true", help="train the new head only")
     p.add_argument("--train-examples", type=positive_int, help="use N training examples, drawn at random with --seed")
     p.add_argument("--recipe", default="finetune", help="a recipe of keras_gated/recipes.py")
-    p.add_argument("--epochs", type=positive_int, help="default: the recipe's (10 for finetune)")
-    p.add_argument("--batch-size", type=positive_int)
+    p.add_argument("--epochs", type=positive_int, help="default: the recipe's (10 for "
+                   "finetune), more for a small data set (at least 200 steps in all, 50 epochs at most)")
+    p.add_argument("--batch-size", type=positive_int, help="default: the recipe's (128 for "
+                   "finetune), halved down to 16 until an epoch has 16 steps")
     p.add_argument("--learning-rate", type=positive_float, help="override the recipe's learning rate")
     p.add_argument("--backend", choices=("tensorflow", "jax", "torch"))
     p.add_argument("--out", help="output directory (default: runs/<model>-<dataset>-finetune, "
