@@ -91,3 +91,15 @@ def test_debug_shows_tensorflows_start_up_lines(tmp_path):
     result = _cli(["--debug", "--no-progress", "info", "gresnetfc2", "--params"], tmp_path)
     assert result.returncode == 0, result.stderr[-3000:]
     assert NATIVE_LOG_LINE.search(result.stderr), result.stderr
+
+
+def test_analyze_counts_its_analyses_on_a_bar(tmp_path, capsys, bars_on):
+    import keras_gated as kg
+    from keras_gated.analysis.report import analyze
+
+    model = kg.GResNetFC(2)  # removable blocks, one stage, no highway: 1 + 4 analyses
+    x = np.random.default_rng(0).uniform(0, 255, (16, 28, 28, 1)).astype("float32")
+    result = analyze(model, x, np.arange(16) % 10, tmp_path, with_prune=False)
+    assert "removal_curves" in result and (tmp_path / "analysis.json").is_file()
+    err = capsys.readouterr().err
+    assert f"analyzing {model.name} on 16 images" in err and "5/5" in err, err
