@@ -10,8 +10,8 @@ says which files go into the wheel.
 * ``startup/keras_gated.pth.in`` (installed as ``keras_gated.pth``) and the module it imports, ``startup/_keras_gated_startup.py``,
   at the top of the wheel (so in ``site-packages``): at interpreter start they make Keras
   register keras-gated's classes whenever it is imported, so ``keras.saving.load_model``
-  of a keras-gated save works without ``import keras_gated``. Editable installs do not
-  carry them.
+  of a keras-gated save works without ``import keras_gated``. Editable installs
+  (``pip install -e .``) carry them too, at the top of the editable wheel.
 * Nothing else: ``training/``, ``tests/``, ``benchmarks/`` and ``examples/`` run from a
   source checkout only.
 
@@ -24,6 +24,7 @@ from pathlib import Path
 
 from setuptools import find_namespace_packages, setup
 from setuptools.command.build_py import build_py
+from setuptools.command.editable_wheel import editable_wheel
 
 ZOO = Path(__file__).resolve().parent / "zoo"
 STARTUP = Path(__file__).resolve().parent / "startup"
@@ -62,9 +63,37 @@ class BuildPyWithStartup(build_py):
             self.copy_file(str(STARTUP / source), os.path.join(self.build_lib, installed))
 
 
+class _WithStartup:
+    """An editable-install strategy of setuptools that also writes ``STARTUP_FILES`` at
+    the top of the editable wheel."""
+
+    def __init__(self, strategy) -> None:
+        self.strategy = strategy
+
+    def __call__(self, wheel, files, mapping) -> None:
+        self.strategy(wheel, files, mapping)
+        for source, installed in STARTUP_FILES.items():
+            wheel.writestr(installed, (STARTUP / source).read_bytes())
+
+    def __enter__(self):
+        self.strategy.__enter__()
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.strategy.__exit__(*exc_info)
+
+
+class EditableWheelWithStartup(editable_wheel):
+    """``editable_wheel`` (``pip install -e .``), plus ``STARTUP_FILES`` at the top of the
+    editable wheel, as in the wheel."""
+
+    def _select_strategy(self, name, tag, build_lib):
+        return _WithStartup(super()._select_strategy(name, tag, build_lib))
+
+
 if __name__ == "__main__":  # also under pip's build backend, which runs this file as main
     setup(
-        cmdclass={"build_py": BuildPyWithStartup},
+        cmdclass={"build_py": BuildPyWithStartup, "editable_wheel": EditableWheelWithStartup},
         packages=[
             *find_namespace_packages(include=["keras_gated", "keras_gated.*"]),
             "keras_gated._zoo",

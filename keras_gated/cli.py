@@ -322,6 +322,7 @@ def _cmd_compress(args: argparse.Namespace) -> int:
     from keras_gated.analysis.report import load_examples
     from keras_gated.evaluation import check_same_classes, weights_classes
     from keras_gated.files import new_output_folder
+    from keras_gated.progress import keras_verbose, on_stderr
     from keras_gated.registry import create_model, split_weight_id
 
     if args.backup_dir:  # before anything is loaded or trained
@@ -354,10 +355,12 @@ def _cmd_compress(args: argparse.Namespace) -> int:
                 raise ValueError(f"--remove-like {args.remove_like} has no compression.json: "
                                  "give a folder written by keras-gated compress.")
             remove = json.loads(record.read_text())["record"]["removed"]
-        result = compress(model, (x, y), macs=args.macs, blocks=args.blocks, epochs=args.epochs,
-                          baseline=args.baseline, remove=remove, augment=args.augment,
-                          seed=args.seed, verbose=args.verbose, backup_dir=args.backup_dir, delete_backup=False,
-                          **options)
+        verbose = keras_verbose() if args.verbose is None else args.verbose
+        with on_stderr():  # Keras's bars and lines, beside the command's own messages
+            result = compress(model, (x, y), macs=args.macs, blocks=args.blocks, epochs=args.epochs,
+                              baseline=args.baseline, remove=remove, augment=args.augment,
+                              seed=args.seed, verbose=verbose, backup_dir=args.backup_dir,
+                              delete_backup=False, **options)
         numbers = write_compressed(
             result, model, staging, final=args.out, arch=arch, dataset=args.dataset,
             test=(x_test.astype("float32"), y_test),
@@ -377,10 +380,13 @@ def _cmd_compress(args: argparse.Namespace) -> int:
 
 def _cmd_export(args: argparse.Namespace) -> int:
     from keras_gated.export import default_file_name, export
+    from keras_gated.progress import Bar
 
-    model = _model_with_weights(args.name, args.weights)
-    out = Path(args.out) if args.out else Path(default_file_name(model.name, args.format))
-    export(model, out, args.format)
+    with Bar(2, f"exporting {args.name} as {args.format}", unit="stage") as bar:
+        model = _model_with_weights(args.name, args.weights)
+        bar.advance()
+        out = Path(args.out) if args.out else Path(default_file_name(model.name, args.format))
+        export(model, out, args.format)
     weights = args.weights or (args.name.split(".", 1)[1] if "." in args.name else "random")
     print(f"exported {model.name} (weights {weights}) as {args.format}: {out}")
     return 0
@@ -393,7 +399,11 @@ def build_parser() -> argparse.ArgumentParser:
         "publish and pull its weights.",
     )
     parser.add_argument("--debug", action="store_true",
-                        help="show tracebacks on errors (also KERAS_GATED_DEBUG=1)")
+                        help="show tracebacks on errors and TensorFlow's start-up log lines "
+                             "(also KERAS_GATED_DEBUG=1)")
+    parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                        help="progress bars on stderr for the long commands (default: where "
+                             "stderr is a terminal)")
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("list", help="list registered models (or released weights)")
     p.add_argument("pattern", nargs="?", default=None, help="fnmatch pattern, e.g. 'gresnet*'")
@@ -483,7 +493,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--learning-rate", type=float, default=None, help="SGD learning rate (default 0.01)")
     p.add_argument("--augment", action="store_true", help="random flips and padded crops while training")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--verbose", type=int, default=0, choices=(0, 1, 2))
+    p.add_argument("--verbose", type=int, default=None, choices=(0, 1, 2),
+                   help="Keras's training output on stderr: 0 none, 1 a progress bar, 2 a line "
+                        "an epoch (default: 1 where progress bars are shown, else 0)")
     p.add_argument("--out", type=_new_folder, required=True,
                    help="new folder for the Keras save, card, compression.json and tradeoff.png")
     p.add_argument("--backup-dir", default=None, metavar="DIR",
@@ -523,10 +535,24 @@ def needs_no_backend(args: argparse.Namespace) -> bool:
     return args.command == "list" or (args.command == "info" and not args.params)
 
 
+# The subcommands that build models: Keras imports TensorFlow (where installed) for them
+# on every backend, so the CLI imports it first, quietly.
+BUILD_MODELS = ("demo", "evaluate", "analyze", "compress", "convert", "export", "info")
+
+
 def start_keras(args: argparse.Namespace) -> None:
     """Import Keras quietly before a subcommand runs. Registry-only subcommands import no
-    backend: they read the registry from ``keras_gated.catalog``'s data file."""
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    backend: they read the registry from ``keras_gated.catalog``'s data file.
+
+    TensorFlow's C++ start-up lines (CUDA probing, CPU features, oneDNN) are written when it
+    is imported, some before its log level is read: without ``--debug`` its level is set
+    to errors only (``TF_CPP_MIN_LOG_LEVEL=3``, unless set) and the imports run with the
+    native stderr silenced; with ``--debug`` they are shown."""
+    from keras_gated.errors import debug_enabled
+
+    debug = debug_enabled(getattr(args, "debug", False))
+    if not debug:
+        os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     if "keras" in sys.modules:
         return
     if needs_no_backend(args):
@@ -543,8 +569,12 @@ def start_keras(args: argparse.Namespace) -> None:
 
     require_backend()
     announce_choice()  # now: Keras's import below writes nothing to stderr
-    with native_stderr_silenced():
+    from keras_gated.backends import is_installed
+
+    with contextlib.nullcontext() if debug else native_stderr_silenced():
         import keras  # noqa: F401
+        if args.command in BUILD_MODELS and is_installed("tensorflow"):
+            import tensorflow  # noqa: F401  (Keras's serialisation imports it on every backend)
     import keras_gated.models  # noqa: F401  (the families register their models)
 
 
@@ -554,6 +584,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
 
     def command() -> int:
+        from keras_gated.progress import set_enabled
+
+        set_enabled(args.progress)
         start_keras(args)
         return args.func(args)
 

@@ -91,8 +91,11 @@ def evaluate(name: str, weights: str, dataset: str, *, batch_size: int = 256,
 
         if tuple(info.image_shape) != expected:
             ds = datasets.adapt_images(ds, expected)
+        from keras_gated.progress import keras_verbose, on_stderr
+
         batches = ds.map(lambda x, y: (tf.cast(x, tf.float32), y)).batch(batch_size)
-        _, accuracy = model.evaluate(batches, verbose=0)
+        with on_stderr():
+            _, accuracy = model.evaluate(batches, verbose=keras_verbose())
     else:
         if tuple(info.image_shape) != expected:
             images = datasets.adapt_array(images, expected)
@@ -155,8 +158,11 @@ def load_saved_model(name: str, path: str, num_classes: int, dataset: str,
 def accuracy_in_batches(model, images: np.ndarray, labels: np.ndarray, batch_size: int) -> float:
     """Top-1 accuracy of ``model`` on uint8 ``images``, cast to float32 one batch at a time
     (a whole float32 split would take four times the memory of its bytes)."""
+    from keras_gated.progress import track
+
     correct = 0
-    for start in range(0, len(images), batch_size):
+    for start in track(range(0, len(images), batch_size), f"evaluating {len(images)} images",
+                       unit="batch"):
         x = images[start:start + batch_size].astype(np.float32)
         predicted = np.asarray(model.predict_on_batch(x)).argmax(axis=-1)
         correct += int((predicted == labels[start:start + batch_size]).sum())

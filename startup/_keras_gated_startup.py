@@ -2,7 +2,8 @@
 
 ``keras.saving.load_model`` of a keras-gated save needs keras-gated's layers and models
 registered with Keras; without ``import keras_gated`` Keras cannot find them. The wheel
-installs this module and ``keras_gated.pth`` at the top of ``site-packages``; at
+installs this module and ``keras_gated.pth`` at the top of ``site-packages`` (an
+editable install too, finding the package where its own ``.pth`` points); at
 interpreter start the ``.pth`` line calls ``install``, which puts keras-gated's
 post-import hook (``keras_gated/_keras_hook.py``, the one ``import keras_gated`` uses) on
 ``sys.meta_path``. Once Keras is imported, by anything, the hook imports ``keras_gated``,
@@ -24,12 +25,27 @@ HOOK_FILE = "_keras_hook.py"
 SWITCH = "KERAS_GATED_AUTOREGISTER"
 
 
+def _package_folder() -> str | None:
+    """The folder of the keras_gated package: beside this file (a wheel install), else
+    where the import system finds it without importing it (an editable install, whose own
+    ``.pth`` has run before this one); None where there is none."""
+    beside = os.path.join(os.path.dirname(os.path.abspath(__file__)), PACKAGE)
+    if os.path.isfile(os.path.join(beside, HOOK_FILE)):
+        return beside
+    from importlib.util import find_spec
+
+    spec = find_spec(PACKAGE)
+    locations = list(spec.submodule_search_locations or []) if spec is not None else []
+    return locations[0] if locations else None
+
+
 def _hook_module() -> ModuleType | None:
-    """keras_gated's ``_keras_hook`` module, loaded from the package installed beside this
-    file without importing the package; None when that package is not there."""
+    """keras_gated's ``_keras_hook`` module, loaded from the package's folder without
+    importing the package; None when that package is not there."""
     from importlib.machinery import SourceFileLoader
 
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), PACKAGE, HOOK_FILE)
+    folder = _package_folder()
+    path = os.path.join(folder, HOOK_FILE) if folder is not None else ""
     if not os.path.isfile(path):
         return None
     loader = SourceFileLoader(f"_{PACKAGE}_startup_hook", path)

@@ -292,3 +292,49 @@ def test_a_broken_keras_gated_warns_once_and_keras_still_imports(installed, tmp_
     assert result.stdout.strip().endswith("keras")
     assert result.stderr.count("keras-gated is installed but fails to import (RuntimeError: "
                                "broken)") == 1, result.stderr[-4000:]
+
+
+@pytest.fixture(scope="module")
+def editable(tmp_path_factory) -> tuple[Path, Path]:
+    """An editable install of a copy of this checkout: ``(source copy, site folder)``, the
+    editable wheel (PEP 660, built offline by setuptools' build backend) unpacked into the
+    site folder as pip would install it."""
+    import zipfile
+
+    tmp = tmp_path_factory.mktemp("editable")
+    source = tmp / "source"
+    shutil.copytree(ROOT, source, ignore=NOT_COPIED)
+    build = ("import sys; from setuptools import build_meta; "
+             "print(build_meta.build_editable(sys.argv[1]))")
+    name = _run([sys.executable, "-c", build, str(tmp / "dist")], cwd=source).stdout.split()[-1]
+    site_folder = tmp / "site"
+    with zipfile.ZipFile(tmp / "dist" / name) as wheel_file:
+        wheel_file.extractall(site_folder)
+    return source, site_folder
+
+
+def test_an_editable_install_lets_keras_load_its_saves_without_the_import(editable, tmp_path):
+    """As after ``pip install -e .``: ``import keras; keras.saving.load_model(folder)``."""
+    import numpy as np
+
+    import keras_gated  # noqa: F401  (registers the classes here)
+    from tests.helpers import images, to_numpy
+
+    source, site_folder = editable
+    assert STARTUP_FILES <= {p.name for p in site_folder.iterdir()}
+    folder = source / "zoo" / DEMO_ID
+    x = images(4, seed=3)
+    np.save(tmp_path / "x.npy", x)
+    np.save(tmp_path / "expected.npy",
+            to_numpy(keras.saving.load_model(folder).predict(x, verbose=0)))
+    run = tmp_path / "run"
+    run.mkdir()
+    # First on the path: this environment's own editable install has a finder module of
+    # the same name.
+    add_site = f"sys.path.insert(0, {str(site_folder)!r}); site.addsitedir({str(site_folder)!r})"
+    code = LOAD_WITHOUT_IMPORT.format(add_site=add_site, folder=str(folder), x=str(tmp_path / "x.npy"),
+                                      expected=str(tmp_path / "expected.npy"))
+    result = _python_outside(None, ["-c", code], run)
+    assert result.returncode == 0, result.stderr[-4000:]
+    name, package = result.stdout.split()[-2:]
+    assert name == "GatedModel" and Path(package).is_relative_to(source)

@@ -154,7 +154,7 @@ class BuiltRun:
 
 
 def build_run(settings: RunSettings, *, make_model: Callable[[Any], Any] | None = None,
-              scope=None) -> BuiltRun:
+              scope=None, train_split: tuple[Any, Any] | None = None) -> BuiltRun:
     """Build the run ``settings`` describe: seed, training data, model, weight decay,
     optimiser and the training stream, in the order ``python -m training.train`` does.
 
@@ -162,7 +162,9 @@ def build_run(settings: RunSettings, *, make_model: Callable[[Any], Any] | None 
     ``model_kwargs`` and ``settings.model_args`` (fine-tuning builds a pretrained backbone
     with a new head); images that do not match its input shape are adapted to it.
     ``scope`` (a context manager, e.g. a distribution strategy's) encloses building and
-    compiling the model.
+    compiling the model. ``train_split``: the ``(source, info)`` that
+    ``training.data.load_split`` gave for the training split, when the caller has read it
+    already (it is then not read again).
     """
     import contextlib
 
@@ -174,7 +176,7 @@ def build_run(settings: RunSettings, *, make_model: Callable[[Any], Any] | None 
 
     recipe = run_recipe(settings)
     keras.utils.set_random_seed(settings.seed)
-    train_ds, train_info = load_split(settings.dataset, "train", settings.data_engine)
+    train_ds, train_info = train_split or load_split(settings.dataset, "train", settings.data_engine)
     if settings.train_examples is not None:
         if settings.train_examples > train_info.num_examples:
             raise ValueError(f"--train-examples {settings.train_examples} is more than the "

@@ -19,6 +19,12 @@ test split stays whole).
 ``--validation-split F`` (default 0.1) holds out a fraction F of the training examples,
 drawn at random with ``--seed``: the ``val_*`` metrics and ``best.keras`` come from it,
 the card names it, and the test split is evaluated once, at the end.
+
+Without ``--batch-size`` and ``--epochs`` the run suits them to the number of training
+examples (``suited_schedule``): a small data set gets a smaller batch, so that an epoch
+has at least ``MIN_STEPS_PER_EPOCH`` steps, and more epochs, so that the run has at least
+``MIN_STEPS`` steps; a large one keeps the recipe's. The run says what it chose, and its
+recorded command names the values and ``--out``, so that it reruns the same run.
 """
 
 from __future__ import annotations
@@ -42,6 +48,13 @@ from training.train import fraction
 # A weight id is ``name.tag`` in lower case (as keras_gated.pretrained requires).
 WEIGHT_ID = re.compile(r"^[a-z0-9_]+\.[a-z0-9_]+$")
 DEFAULT_VALIDATION_SPLIT = 0.1
+# The batch size and epochs suited to the data set's size (``suited_schedule``): the
+# recipe's batch is halved, down to MIN_BATCH_SIZE, until an epoch has MIN_STEPS_PER_EPOCH
+# steps; the recipe's epochs are raised, up to MAX_EPOCHS, until the run has MIN_STEPS.
+MIN_BATCH_SIZE = 16
+MIN_STEPS_PER_EPOCH = 16
+MIN_STEPS = 200
+MAX_EPOCHS = 50
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -53,8 +66,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--freeze-backbone", action="store_true", help="train the new head only")
     p.add_argument("--train-examples", type=positive_int, help="use N training examples, drawn at random with --seed")
     p.add_argument("--recipe", default="finetune", help="a recipe of keras_gated/recipes.py")
-    p.add_argument("--epochs", type=positive_int, help="default: the recipe's (10 for finetune)")
-    p.add_argument("--batch-size", type=positive_int)
+    p.add_argument("--epochs", type=positive_int, help="default: the recipe's (10 for "
+                   "finetune), more for a small data set (at least 200 steps in all, 50 epochs at most)")
+    p.add_argument("--batch-size", type=positive_int, help="default: the recipe's (128 for "
+                   "finetune), halved down to 16 until an epoch has 16 steps")
     p.add_argument("--learning-rate", type=positive_float, help="override the recipe's learning rate")
     p.add_argument("--backend", choices=("tensorflow", "jax", "torch"))
     p.add_argument("--out", help="output directory (default: runs/<model>-<dataset>-finetune, "
@@ -70,19 +85,76 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def reproduce_command(args: argparse.Namespace, backend: str) -> str:
+def reproduce_command(args: argparse.Namespace, backend: str, *, epochs: int | None = None,
+                      batch_size: int | None = None, out: str | Path | None = None) -> str:
+    """The command that reruns this run: ``args`` with the epochs and batch size it used
+    (``epochs``, ``batch_size``: the chosen ones, when not given) and its ``out`` folder."""
     parts = ["--model", args.model, "--weights", args.weights, "--dataset", args.dataset]
     if args.freeze_backbone:
         parts.append("--freeze-backbone")
+    chosen = {"epochs": epochs, "batch_size": batch_size}
     for flag in ("train_examples", "recipe", "epochs", "batch_size", "learning_rate", "seed"):
         value = getattr(args, flag)
+        value = chosen.get(flag) if value is None else value
         if value is not None and (flag, value) not in (("recipe", "finetune"), ("seed", 0)):
             parts += [f"--{flag.replace('_', '-')}", str(value)]
     if getattr(args, "data_engine", None) is not None:
         parts += ["--data-engine", args.data_engine]
     if args.validation_split != DEFAULT_VALIDATION_SPLIT:
         parts += ["--validation-split", str(args.validation_split)]
+    if out is not None:
+        parts += ["--out", str(out)]
     return command_line("training.finetune", backend, parts)
+
+
+def suited_batch_size(num_examples: int, batch_size: int) -> int:
+    """A recipe's ``batch_size`` halved (not below ``MIN_BATCH_SIZE``) until an epoch of
+    ``num_examples`` training examples has at least ``MIN_STEPS_PER_EPOCH`` steps."""
+    if num_examples < 1:
+        raise ValueError(f"A run needs at least 1 training example, got {num_examples}.")
+    while batch_size > MIN_BATCH_SIZE and math.ceil(num_examples / batch_size) < MIN_STEPS_PER_EPOCH:
+        batch_size = max(MIN_BATCH_SIZE, batch_size // 2)
+    return batch_size
+
+
+def suited_epochs(num_examples: int, batch_size: int, epochs: int) -> int:
+    """A recipe's ``epochs`` raised (not above ``MAX_EPOCHS``) until the run, in batches
+    of ``batch_size``, has at least ``MIN_STEPS`` steps."""
+    steps_per_epoch = math.ceil(num_examples / batch_size)
+    return max(epochs, min(MAX_EPOCHS, math.ceil(MIN_STEPS / steps_per_epoch)))
+
+
+def suited_schedule(num_examples: int, batch_size: int, epochs: int) -> tuple[int, int]:
+    """``(batch size, epochs)`` suited to ``num_examples`` training examples, from a
+    recipe's ``batch_size`` and ``epochs`` (``suited_batch_size``, then
+    ``suited_epochs``). A data set large enough keeps the recipe's values."""
+    batch_size = suited_batch_size(num_examples, batch_size)
+    return batch_size, suited_epochs(num_examples, batch_size, epochs)
+
+
+def training_examples(total: int, args: argparse.Namespace) -> int:
+    """How many of a training split's ``total`` examples train: ``--train-examples`` of
+    them (at most all), less the ``--validation-split`` held out (as
+    ``training.build.split_validation`` holds it out)."""
+    used = min(total, args.train_examples or total)
+    return used - int(round(used * args.validation_split))
+
+
+def choose_schedule(args: argparse.Namespace, num_examples: int, recipe) -> tuple[int, int, str]:
+    """``(batch size, epochs, sentence)``: ``--batch-size`` and ``--epochs`` where given,
+    else those suited to ``num_examples`` training examples (the epochs for the batch
+    size used); the sentence says which were chosen."""
+    batch_size = args.batch_size or suited_batch_size(num_examples, recipe.batch_size)
+    epochs = args.epochs or suited_epochs(num_examples, batch_size, recipe.epochs)
+    values = ((args.batch_size, f"batch {batch_size}"), (args.epochs, f"{epochs} epochs"))
+    chosen = " and ".join(text for given, text in values if given is None)
+    given = " and ".join(text for value, text in values if value is not None)
+    sentence = f"{num_examples} training examples: "
+    sentence += f"{chosen} chosen for the data set's size" if chosen else ""
+    sentence += ("; " if chosen and given else "") + (f"{given} as given" if given else
+                                                      " (--batch-size and --epochs set them)")
+    steps = math.ceil(num_examples / batch_size)
+    return batch_size, epochs, f"{sentence}; {steps} steps an epoch, {steps * epochs} in all"
 
 
 def from_scratch(weights: str) -> bool:
@@ -145,7 +217,9 @@ def build_finetune_model(name: str, weights: str, classes: int, freeze_backbone:
     if freeze_backbone:
         backbone.trainable = False
     outputs = keras.layers.Dense(classes, activation="softmax", name="predictions")(backbone.output)
-    return keras.Model(backbone.inputs, outputs, name=backbone.name), backbone
+    # One input tensor, not a list of one: the model is then called with an image batch
+    # as every keras-gated model is, without Keras's input-structure warning.
+    return keras.Model(backbone.input, outputs, name=backbone.name), backbone
 
 
 def run(args: argparse.Namespace) -> int:
@@ -173,17 +247,20 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError("--freeze-backbone with --weights none would train a head on random "
                          "features; drop one of the two.")
     backend = keras.backend.backend()
-    run_config = RunSettings(model=args.model, dataset=args.dataset, recipe=args.recipe,
-                             epochs=args.epochs, batch_size=args.batch_size,
-                             lr=args.learning_rate, seed=args.seed,
-                             train_examples=args.train_examples,
-                             data_engine=getattr(args, "data_engine", None),
-                             validation_split=args.validation_split, validation_seeded=True)
-    recipe = run_recipe(run_config)
-    batch_size = recipe.batch_size
     weight_id = weight_id_for(args.model, args.dataset)  # before anything is trained
     out = Path(args.out or default_out(args))
     zoo = check_zoo_subfolder(out, weight_id)  # before anything is trained
+    engine = getattr(args, "data_engine", None)
+    train_split = load_split(args.dataset, "train", engine)
+    batch_size, epochs, schedule = choose_schedule(
+        args, training_examples(train_split[1].num_examples, args),
+        run_recipe(RunSettings(model=args.model, dataset=args.dataset, recipe=args.recipe)))
+    run_config = RunSettings(model=args.model, dataset=args.dataset, recipe=args.recipe,
+                             epochs=epochs, batch_size=batch_size,
+                             lr=args.learning_rate, seed=args.seed,
+                             train_examples=args.train_examples, data_engine=engine,
+                             validation_split=args.validation_split, validation_seeded=True)
+    recipe = run_recipe(run_config)
     settings = {"model": args.model, "weights": weights_key(args.weights),
                 "dataset": dataset_key(args.dataset), "recipe": recipe_settings(recipe),
                 "epochs": recipe.epochs, "batch_size": batch_size, "seed": args.seed,
@@ -195,7 +272,9 @@ def run(args: argparse.Namespace) -> int:
             print(f"{out} is already finished (to train again: {START_AGAIN}).")
             return 0
 
-        built = build_run(run_config, make_model=lambda info: load_backbone(args, info.num_classes)[0])
+        print(f"[finetune] {schedule}")
+        built = build_run(run_config, make_model=lambda info: load_backbone(args, info.num_classes)[0],
+                          train_split=train_split)
         model, train, train_info = built.model, built.batches, built.train_info
         check_fingerprint(out, {**settings, "model_kwargs": {
             "include_top": False, "pooling": "avg", "head_classes": train_info.num_classes}},
@@ -218,12 +297,14 @@ def run(args: argparse.Namespace) -> int:
         if not fit_resumable(model, train, val, epochs=recipe.epochs, out=out, verbose=args.verbose,
                              prefix="[finetune]"):
             return 1  # no zoo folder from a run that went NaN
-        command = reproduce_command(args, backend)
+        command = reproduce_command(args, backend, epochs=recipe.epochs, batch_size=batch_size,
+                                    out=out)
         metrics = evaluate_metrics(model, test, test_info, out, {
             "command": command,
             "model": args.model,
             "base_weights": args.weights,
             "epochs": recipe.epochs,
+            "batch_size": batch_size,
             "recipe": recipe.describe(),
             "freeze_backbone": args.freeze_backbone,
             "train_examples": train_info.num_examples,

@@ -109,40 +109,60 @@ def analyze(model: keras.Model, x: np.ndarray, y: np.ndarray, out: str | Path, *
             twin: keras.Model | None = None, seeds: Sequence[int] = (0, 1, 2),
             with_prune: bool = True) -> dict:
     """Run every analysis that applies to ``model`` on ``(x, y)``; write PNGs and
-    ``analysis.json`` into ``out``; return the numbers."""
+    ``analysis.json`` into ``out``; return the numbers. A progress bar
+    (``keras_gated.progress``) counts the analyses."""
+    from keras_gated.progress import Bar
+
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    result: dict = {"model": model.name, "examples": int(len(x)), "accuracy": accuracy(model, x, y)}
-    values = gate_values(model)
-    if values:
-        result["gate_values"] = dict(values)
-        plots.plot_gate_values(values, out / "gates.png", f"{model.name}: learned gates")
-    if removable_blocks(model):
-        result["single_removal"] = single_removal_accuracies(model, x, y)
-        curves = {
-            f"{model.name}, lowest |g(k)| first": removal_curve(model, x, y, order="gate"),
-            f"{model.name}, random": removal_curve(model, x, y, order="random", seeds=seeds),
-            f"{model.name}, by position": removal_curve(model, x, y, order="position"),
-        }
-        if twin is not None:
-            twin_name = twin.name
-            twin = _gated(twin)  # once: its removal curves all use the same exact twin
-            result["twin"] = {"model": twin_name, "accuracy": accuracy(twin, x, y)}
-            curves[f"{twin_name}, random"] = removal_curve(twin, x, y, order="random", seeds=seeds)
-            curves[f"{twin_name}, by position"] = removal_curve(twin, x, y, order="position")
-            result["twin"]["single_removal"] = single_removal_accuracies(twin, x, y)
-        result["removal_curves"] = curves
-        plots.plot_removal_curves(curves, out / "removal.png", f"block removal, {len(x)} test images")
-        if with_prune:
-            result["prune"] = prune_tradeoff(model, x, y)
-            plots.plot_prune_tradeoff(result["prune"], out / "prune.png")
-    if any(s != "all" and len(b) > 1 for s, b in stages(model).items()):
-        result["lesion"] = lesion_accuracies(model, x, y)
-        result["shuffle"] = shuffle_accuracies(model, x, y, seeds=seeds)
-        result["estimation_error"] = estimation_error(model, x)
-        plots.plot_estimation_error(result["estimation_error"], out / "estimation_error.png")
-    if any(isinstance(layer, Highway) and layer.transform_gate is not None for layer in model.layers):
-        result["highway_activity"] = highway_activity(model, x)
-        plots.plot_highway_activity(result["highway_activity"], out / "highway_activity.png")
+    removable = bool(removable_blocks(model))
+    staged = any(s != "all" and len(b) > 1 for s, b in stages(model).items())
+    highway = any(isinstance(layer, Highway) and layer.transform_gate is not None for layer in model.layers)
+    steps = (1 + removable * (4 + 4 * (twin is not None) + with_prune) + 3 * staged + highway)
+    with Bar(steps, f"analyzing {model.name} on {len(x)} images", unit="analysis") as bar:
+        result: dict = {"model": model.name, "examples": int(len(x)), "accuracy": accuracy(model, x, y)}
+        bar.advance()
+        values = gate_values(model)
+        if values:
+            result["gate_values"] = dict(values)
+            plots.plot_gate_values(values, out / "gates.png", f"{model.name}: learned gates")
+        if removable:
+            result["single_removal"] = single_removal_accuracies(model, x, y)
+            bar.advance()
+            curves = {}
+            for label, order in (("lowest |g(k)| first", "gate"), ("random", "random"),
+                                 ("by position", "position")):
+                curves[f"{model.name}, {label}"] = removal_curve(
+                    model, x, y, order=order, **({"seeds": seeds} if order == "random" else {}))
+                bar.advance()
+            if twin is not None:
+                twin_name = twin.name
+                twin = _gated(twin)  # once: its removal curves all use the same exact twin
+                result["twin"] = {"model": twin_name, "accuracy": accuracy(twin, x, y)}
+                bar.advance()
+                curves[f"{twin_name}, random"] = removal_curve(twin, x, y, order="random", seeds=seeds)
+                bar.advance()
+                curves[f"{twin_name}, by position"] = removal_curve(twin, x, y, order="position")
+                bar.advance()
+                result["twin"]["single_removal"] = single_removal_accuracies(twin, x, y)
+                bar.advance()
+            result["removal_curves"] = curves
+            plots.plot_removal_curves(curves, out / "removal.png", f"block removal, {len(x)} test images")
+            if with_prune:
+                result["prune"] = prune_tradeoff(model, x, y)
+                plots.plot_prune_tradeoff(result["prune"], out / "prune.png")
+                bar.advance()
+        if staged:
+            result["lesion"] = lesion_accuracies(model, x, y)
+            bar.advance()
+            result["shuffle"] = shuffle_accuracies(model, x, y, seeds=seeds)
+            bar.advance()
+            result["estimation_error"] = estimation_error(model, x)
+            plots.plot_estimation_error(result["estimation_error"], out / "estimation_error.png")
+            bar.advance()
+        if highway:
+            result["highway_activity"] = highway_activity(model, x)
+            plots.plot_highway_activity(result["highway_activity"], out / "highway_activity.png")
+            bar.advance()
     (out / "analysis.json").write_text(json.dumps(result, indent=2) + "\n")
     return result

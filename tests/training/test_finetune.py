@@ -115,3 +115,48 @@ def test_finetune_rejects_impossible_requests_with_a_message(tmp_path, capsys):
     assert finetune.main(common + ["--weights", "none", "--train-examples", "11",
                                    "--out", str(tmp_path / "b")]) == 2
     assert "more than the 10 training examples" in capsys.readouterr().err
+
+
+def test_the_batch_size_and_epochs_suit_the_number_of_training_examples():
+    # 270 examples (3 classes of 100, 10 % held out): batch 128 would give 3 steps an
+    # epoch; 16 gives 17, and 12 epochs give the run its 200 steps at least.
+    assert finetune.suited_schedule(270, 128, 10) == (16, 12)
+    assert finetune.suited_schedule(45_000, 128, 10) == (128, 10)  # large: the recipe's
+    assert finetune.suited_schedule(2_000, 128, 10) == (128, 13)  # 16 steps an epoch
+    assert finetune.suited_schedule(30, 128, 10) == (16, finetune.MAX_EPOCHS)
+    args = finetune.build_parser().parse_args(
+        ["--model", "gresnet20", "--weights", "cifar10", "--dataset", "d", "--epochs", "3"])
+    assert finetune.training_examples(300, args) == 270
+    recipe = __import__("keras_gated.recipes", fromlist=["x"]).get_recipe("finetune")
+    batch, epochs, sentence = finetune.choose_schedule(args, 270, recipe)
+    assert (batch, epochs) == (16, 3)  # a given value is kept
+    assert sentence == ("270 training examples: batch 16 chosen for the data set's size; "
+                        "3 epochs as given; 17 steps an epoch, 51 in all")
+    # A given batch size: the epochs suit it (3 steps an epoch -> 50 epochs at most).
+    args.batch_size, args.epochs = 128, None
+    assert finetune.choose_schedule(args, 270, recipe)[:2] == (128, finetune.MAX_EPOCHS)
+
+
+def test_finetune_says_what_it_chose_and_records_a_command_that_reruns_it(tmp_path, capsys):
+    import warnings
+
+    folder = make_image_folder(tmp_path / "new_data", shape=(28, 28, 1), per_class=(20, 4), classes=2)
+    out = tmp_path / "run"
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert finetune.main(["--model", "gresnetfc2", "--weights", "none", "--dataset", str(folder),
+                              "--epochs", "1", "--out", str(out), "--verbose", "0"]) == 0
+    assert not [w for w in caught if "structure of `inputs`" in str(w.message)]
+    printed = capsys.readouterr().out
+    # 40 examples less 4 held out: batch 16, 3 steps an epoch.
+    assert "[finetune] 36 training examples: batch 16 chosen for the data set's size" in printed
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["batch_size"] == 16 and metrics["epochs"] == 1
+    command = metrics["command"].split()
+    assert command[command.index("--batch-size") + 1] == "16"
+    assert command[command.index("--epochs") + 1] == "1"
+    assert command[command.index("--out") + 1] in (str(out), "run")
+    # The recorded command is the same run: rerun as recorded, it is found finished.
+    args = command[command.index("-m") + 2:]
+    assert finetune.main(args) == 0
+    assert "is already finished" in capsys.readouterr().out
