@@ -105,9 +105,10 @@ class EpochBackup(keras.callbacks.Callback):
             return  # an epoch cut short: its backup is written with its step count
         self.write(epoch + 1)
 
-    def write(self, epoch: int, step: int = 0) -> None:
+    def write(self, epoch: int, step: int = 0, logs: dict | None = None) -> None:
         """Back up the model and optimizer after ``epoch`` finished epochs and ``step``
-        steps of the next one. With ``shard_mb``, as Keras sharded weights
+        steps of the next one (``logs``: the training metrics of those steps, kept with
+        them so that the epoch's log row covers the whole epoch once resumed). With ``shard_mb``, as Keras sharded weights
         (``<name>.weights.json`` and ``<name>_NNNNN.weights.h5`` files of at most
         ``shard_mb`` MB each). A backup folder that is a symbolic link is refused
         (``ValueError``), and only this callback's older ``epoch-*`` files are removed."""
@@ -136,6 +137,8 @@ class EpochBackup(keras.callbacks.Callback):
         record = {"epoch": epoch, "weights": name}
         if step:
             record["step"] = step
+            if logs:
+                record["logs"] = logs
         write_text_atomic(self.backup_dir / "latest.json", json.dumps(record))
         for old in self.backup_dir.glob("epoch-*.weights.*"):  # only this callback's files
             if old.name not in written:
@@ -175,6 +178,12 @@ def backup_step(backup_dir: str | Path) -> int:
     was written at an epoch's end)."""
     pointer = Path(backup_dir) / "latest.json"
     return int(read_json(pointer).get("step", 0)) if pointer.exists() else 0
+
+
+def backup_logs(backup_dir: str | Path) -> dict[str, float]:
+    """The training metrics of the steps a mid-epoch backup holds ({} for none)."""
+    pointer = Path(backup_dir) / "latest.json"
+    return dict(read_json(pointer).get("logs", {})) if pointer.exists() else {}
 
 
 def restore_backup(model: keras.Model, backup_dir: str | Path) -> int:
@@ -230,6 +239,7 @@ class TimeLimit(keras.callbacks.Callback):
         self.margin_s = margin_s
         self.clock = clock or time.monotonic
         self.stopped_at: tuple[int, int] | None = None
+        self.logs: dict[str, float] = {}  # the training metrics when it stopped
         self._epoch = 0
         self._start = None
         self._longest = 0.0
@@ -246,7 +256,40 @@ class TimeLimit(keras.callbacks.Callback):
             self._longest = max(self._longest, now - self._start)
         if now + self._longest + self.backup_s + self.margin_s > self.deadline:
             self.stopped_at = (self._epoch, batch + 1)
+            self.logs = {k: float(v) for k, v in (logs or {}).items()}
             self.model.stop_training = True
+
+
+def combine_logs(first: dict, first_samples: int, second: dict, second_samples: int) -> dict:
+    """The means of ``first`` (over ``first_samples`` examples) and ``second`` (over
+    ``second_samples``) as one mean over both, key by key (Keras's training metrics are
+    means over the examples seen); keys of ``second`` alone are kept as they are."""
+    total = first_samples + second_samples
+    if total <= 0:
+        return dict(second)
+    return {key: (float(first[key]) * first_samples + float(value) * second_samples) / total
+            if key in first else value for key, value in second.items()}
+
+
+class ResumedEpochLogs(keras.callbacks.Callback):
+    """Make the log row of an epoch resumed in its middle cover the whole epoch: Keras
+    reports the training metrics of the steps this launch ran, and the ones before the
+    stop (``before``, over ``before_samples`` examples of the epoch's ``epoch_samples``)
+    are folded in. Put it before the ``CSVLogger``: the callbacks share the logs."""
+
+    def __init__(self, epoch: int, before: dict, before_samples: int, epoch_samples: int):
+        super().__init__()
+        self.epoch = epoch
+        self.before = before
+        self.before_samples = before_samples
+        self.epoch_samples = epoch_samples
+
+    def on_epoch_end(self, epoch, logs=None):
+        if epoch != self.epoch or not logs or not self.before:
+            return
+        after = self.epoch_samples - self.before_samples
+        training = {k: v for k, v in logs.items() if not k.startswith("val_") and k in self.before}
+        logs.update(combine_logs(self.before, self.before_samples, training, after))
 
 
 class DataEpoch(keras.callbacks.Callback):

@@ -157,7 +157,7 @@ def run(args: argparse.Namespace) -> int:
     from keras_gated.files import portable_record, portable_text
     from keras_gated.pretrained.zoo_folder import save_zoo_folder
     from training.build import RunSettings, build_run, run_recipe
-    from training.data import adapt_source, load_split, make_pipeline
+    from training.data import adapt_source, engine_for, load_split, make_pipeline
     from training.loop import evaluate_metrics, fit_resumable, write_metrics
     from training.run_dir import (
         START_AGAIN,
@@ -198,7 +198,8 @@ def run(args: argparse.Namespace) -> int:
         built = build_run(run_config, make_model=lambda info: load_backbone(args, info.num_classes)[0])
         model, train, train_info = built.model, built.batches, built.train_info
         check_fingerprint(out, {**settings, "model_kwargs": {
-            "include_top": False, "pooling": "avg", "head_classes": train_info.num_classes}},
+            "include_top": False, "pooling": "avg", "head_classes": train_info.num_classes},
+            "data_engine": engine_for(run_config.data_engine), "backend": backend},
             "[finetune]")
         test_ds, test_info = load_split(args.dataset, "test", run_config.data_engine)
         if built.adapted:

@@ -34,6 +34,9 @@ FINGERPRINT_FILE = "fingerprint.json"
 METRICS_FILE = "metrics.json"
 STATE_FILE = "run_state.json"
 BACKUP_POINTER = Path("backup") / "latest.json"
+# Settings a run records since they were added to fingerprints: a run recorded before
+# (whose fingerprint lacks one) is not compared on it, as its value then is unknown.
+RECORDED_WHEN_STORED = ("data_engine", "backend")
 START_AGAIN = ("use a new --out, or rerun with --restart (the old run is moved aside to "
                "<out>.old-<timestamp> and kept whole)")
 
@@ -320,7 +323,8 @@ def _normalised(fingerprint: Mapping[str, Any]) -> dict:
 def differences(stored: Mapping[str, Any], new: Mapping[str, Any],
                 defaults: Mapping[str, Any] | None = None) -> list[str]:
     """``"field: stored X, now Y"`` for every setting of ``new`` that ``stored`` has
-    otherwise (settings ``new`` lacks are not compared).
+    otherwise (settings ``new`` lacks are not compared, nor those of
+    ``RECORDED_WHEN_STORED`` that ``stored`` lacks).
 
     ``defaults``: settings added to runs after some were recorded, at the value a run had
     before (e.g. ``{"lr": None, "model_args": {}}``): a stored fingerprint without one
@@ -333,7 +337,9 @@ def differences(stored: Mapping[str, Any], new: Mapping[str, Any],
     now = _flatten(_normalised(new), whole=whole)
     return [f"{key}: stored {old[key]!r}, now {value!r}" if key in old
             else f"{key}: not stored, now {value!r}"
-            for key, value in now.items() if key not in old or old[key] != value]
+            for key, value in now.items()
+            if (key not in old and key not in RECORDED_WHEN_STORED)
+            or (key in old and old[key] != value)]
 
 
 def check_fingerprint(out: Path, fingerprint: Mapping[str, Any], prefix: str,

@@ -347,8 +347,9 @@ def run(args: argparse.Namespace) -> int:
         set_precision(args.precision)
         strategy = distribute.make_strategy(args.strategy, args.cpu_replicas)
         built = build_run(run_config, scope=distribute.scope(strategy))
-        check_fingerprint(out, {**settings, "model_kwargs": built.model_kwargs}, "[train]",
-                          defaults=FINGERPRINT_DEFAULTS)
+        check_fingerprint(out, {**settings, "model_kwargs": built.model_kwargs,
+                                "data_engine": run_config.data_engine, "backend": backend},
+                          "[train]", defaults=FINGERPRINT_DEFAULTS)
         model, decayed, train = built.model, built.decayed, built.batches
         train_info, val_ds, val_info = built.train_info, built.val_ds, built.val_info
         test_ds, test_info = load_split(args.dataset, "test", run_config.data_engine)
