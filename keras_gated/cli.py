@@ -281,6 +281,24 @@ def _count(minimum: int):
     return parse
 
 
+def _finite(*, positive: bool):
+    """argparse type: a finite number > 0 (``positive``) or >= 0."""
+
+    def parse(text: str) -> float:
+        import math
+
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+        if not math.isfinite(value) or value < 0 or (positive and value == 0):
+            raise argparse.ArgumentTypeError(
+                f"give a finite number {'> 0' if positive else '>= 0'}, not {text}")
+        return value
+
+    return parse
+
+
 def _new_folder(text: str) -> str:
     """argparse type of ``compress --out``: a folder that does not exist yet or is empty
     (it is written whole; nothing already there is replaced)."""
@@ -470,7 +488,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--epochs", type=_count(0), required=True, help="fine-tuning epochs of the smaller net")
     p.add_argument("--pressure-epochs", type=_count(0), default=None,
                    help="epochs under the gate pressure (default: --epochs)")
-    p.add_argument("--strength", type=float, default=None, help="the pressure λ (default 0.01)")
+    p.add_argument("--strength", type=_finite(positive=False), default=None, help="the pressure λ (default 0.01)")
     p.add_argument("--baseline", choices=("lowest", "random", "scratch"), default=None,
                    help="a baseline instead of the method: lowest g(k) without pressure, random "
                         "blocks (--seed), or the smaller net trained from scratch")
@@ -480,7 +498,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--examples", type=_count(1), default=None,
                    help="training examples used, drawn at random with --seed (default: all)")
     p.add_argument("--batch-size", type=_count(1), default=None)
-    p.add_argument("--learning-rate", type=float, default=None, help="SGD learning rate (default 0.01)")
+    p.add_argument("--learning-rate", type=_finite(positive=True), default=None, help="SGD learning rate (default 0.01)")
     p.add_argument("--augment", action="store_true", help="random flips and padded crops while training")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--verbose", type=int, default=0, choices=(0, 1, 2))

@@ -73,3 +73,68 @@ def test_the_log_row_of_an_epoch_resumed_after_a_time_limit_covers_the_whole_epo
         for key in ("loss", "accuracy", "val_loss", "val_accuracy"):
             np.testing.assert_allclose(float(got[key]), float(expected[key]), rtol=1e-4,
                                        atol=1e-5, err_msg=f"epoch {expected['epoch']} {key}")
+
+
+# --- compress: its backup is of this run, bad numbers stop it ------------------------------
+def _fc_data(n=16, seed=0):
+    rng = np.random.default_rng(seed)
+    return rng.uniform(0, 255, (n, 28, 28, 1)).astype("float32"), rng.integers(0, 3, n)
+
+
+def test_a_compress_backup_of_other_data_or_weights_is_refused_naming_it(tmp_path):
+    import keras_gated as kg
+    from keras_gated.analysis.compress import compress
+
+    args = dict(blocks=1, epochs=0, pressure_epochs=1, batch_size=16)
+    source = kg.GResNetFC(6, classes=3)
+    backup = tmp_path / "backup"
+    compress(source, _fc_data(), backup_dir=backup, delete_backup=False, **args)
+    kept = sorted(p.name for p in backup.iterdir())
+    with pytest.raises(ValueError, match=r"other settings \(training_data\)"):
+        compress(source, _fc_data(n=12), backup_dir=backup, **args)  # --examples 12
+    with pytest.raises(ValueError, match=r"other settings \(training_data\)"):
+        compress(source, _fc_data(seed=1), backup_dir=backup, **args)  # another data set
+    with pytest.raises(ValueError, match=r"other settings \(source_weights\)"):
+        compress(kg.GResNetFC(6, classes=3), _fc_data(), backup_dir=backup, **args)
+    assert sorted(p.name for p in backup.iterdir()) == kept
+    compress(source, _fc_data(), backup_dir=backup, **args)  # the same run resumes
+    assert not backup.exists()
+
+
+@pytest.mark.parametrize("option, value, words", [
+    ("strength", float("nan"), "strength=nan must be a finite number >= 0"),
+    ("strength", -1.0, "strength=-1.0 must be"),
+    ("learning_rate", -5.0, "learning_rate=-5.0 must be a finite number > 0"),
+    ("learning_rate", float("inf"), "learning_rate=inf must be"),
+])
+def test_compress_refuses_bad_hyperparameters_in_one_sentence(option, value, words, tmp_path):
+    import keras_gated as kg
+    from keras_gated.analysis.compress import compress
+
+    with pytest.raises(ValueError, match=words):
+        compress(kg.GResNetFC(6, classes=3), _fc_data(), blocks=1, epochs=1,
+                 backup_dir=tmp_path / "b", **{option: value})
+    assert not (tmp_path / "b").exists()  # refused before anything was written
+
+
+@pytest.mark.parametrize("flag, value", [("--strength", "nan"), ("--strength", "-1"),
+                                         ("--learning-rate", "-5"), ("--learning-rate", "nan"),
+                                         ("--learning-rate", "0")])
+def test_compress_cli_refuses_bad_hyperparameters_while_parsing(flag, value, capsys):
+    from keras_gated.cli import build_parser
+
+    with pytest.raises(SystemExit) as exit_:
+        build_parser().parse_args(["compress", "gresnetfc2.x", "--dataset", "d", "--blocks", "1",
+                                   "--epochs", "1", "--out", "o", flag, value])
+    assert exit_.value.code == 2 and "give a finite number" in capsys.readouterr().err
+
+
+def test_a_diverging_compress_stops_in_one_sentence_and_backs_up_no_nan(tmp_path):
+    import keras_gated as kg
+    from keras_gated.analysis.compress import compress
+
+    backup = tmp_path / "backup"
+    with pytest.raises(ValueError, match="diverged in epoch 1 of the pressure phase"):
+        compress(kg.GResNetFC(6, classes=3), _fc_data(), blocks=1, epochs=1, pressure_epochs=2,
+                 learning_rate=1e30, batch_size=8, backup_dir=backup)
+    assert not list(backup.glob("*.weights.h5"))  # no backup of a diverged net
