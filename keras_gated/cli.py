@@ -208,7 +208,8 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     from keras_gated.model_args import parse_model_args
 
     result = evaluate(args.name, args.weights, args.dataset, batch_size=args.batch_size,
-                      model_args=parse_model_args(args.model_args), data_engine=args.data_engine)
+                      model_args=parse_model_args(args.model_args), data_engine=args.data_engine,
+                      resize=args.resize, class_map=dict(args.class_map))
     print(f"{result['model']} (weights {result['weights']}) on {result['dataset']}, "
           f"{result['split']} split, {result['num_examples']} images")
     print(f"test accuracy: {result['test_accuracy']:.4f}")
@@ -234,7 +235,9 @@ def _model_with_weights(name: str, weights: str | None):
 
 
 def _cmd_analyze(args: argparse.Namespace) -> int:
-    from keras_gated.analysis.report import analyze, load_examples
+    from keras_gated import datasets
+    from keras_gated.analysis.report import analyze, subset
+    from keras_gated.evaluation import check_same_classes
     from keras_gated.files import check_outside_zoo
     from keras_gated.registry import create_model, split_weight_id
 
@@ -246,7 +249,13 @@ def _cmd_analyze(args: argparse.Namespace) -> int:
                          "or --weights.")
     model = create_model(arch, weights=weights)
     twin = create_model(args.twin, weights=args.twin_weights or weights) if args.twin else None
-    x, y = load_examples(args.dataset, args.examples)
+    x, y, info = datasets.load_numpy(args.dataset, "test")
+    check_same_classes(model.class_names, info.class_names, weights, args.dataset, arch)
+    if info.num_classes != model.num_classes:
+        raise ValueError(f"{args.dataset} has {info.num_classes} classes but {arch} (weights "
+                         f"{weights}) has {model.num_classes}: analyze it on the data set it "
+                         "was trained on.")
+    x, y = subset(x, y, args.examples)
     result = analyze(model, x, y, args.out, twin=twin, with_prune=not args.no_prune)
     print(f"{arch} (weights {weights}) on {len(x)} {args.dataset} test images: accuracy "
           f"{result['accuracy']:.4f}; wrote {args.out}/analysis.json and "
@@ -279,6 +288,14 @@ def _count(minimum: int):
         return value
 
     return parse
+
+
+def _class_pair(text: str) -> tuple[str, str]:
+    """argparse type of ``--class-map``: ``FOLDER=CLASS``."""
+    folder, sep, name = text.partition("=")
+    if not sep or not folder or not name:
+        raise argparse.ArgumentTypeError(f"give FOLDER=CLASS (tshirt=T-shirt/top), not {text!r}")
+    return folder, name
 
 
 def _finite(*, positive: bool):
@@ -439,6 +456,14 @@ def build_parser() -> argparse.ArgumentParser:
                         "as given to training.train: batch_norm=False, units=71")
     p.add_argument("--data-engine", choices=("numpy", "tf"), default="numpy",
                    help="input pipeline: numpy (no TensorFlow needed) or tf (tf.data)")
+    p.add_argument("--resize", action="store_true",
+                   help="scale images of another size to the model's input (bilinear, "
+                        "antialiased); without it, images larger than the input are refused")
+    p.add_argument("--class-map", action="append", type=_class_pair, default=[],
+                   metavar="FOLDER=CLASS",
+                   help="an image folder's class folder FOLDER holds the weights' class CLASS "
+                        "(repeatable), for class names that cannot be folder names "
+                        "(tshirt=T-shirt/top)")
     p.set_defaults(func=_cmd_evaluate)
     p = sub.add_parser("publish", help="upload a zoo/<weight id> folder to the Hub")
     p.add_argument("folder", help="a folder written by keras_gated.pretrained.save_zoo_folder")

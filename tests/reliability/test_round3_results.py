@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from tests.helpers import make_image_folder
+from tests.hub_fixtures import hf_home, hub  # noqa: F401
 from training import train
 
 
@@ -138,3 +139,172 @@ def test_a_diverging_compress_stops_in_one_sentence_and_backs_up_no_nan(tmp_path
         compress(kg.GResNetFC(6, classes=3), _fc_data(), blocks=1, epochs=1, pressure_epochs=2,
                  learning_rate=1e30, batch_size=8, backup_dir=backup)
     assert not list(backup.glob("*.weights.h5"))  # no backup of a diverged net
+
+
+# --- every command that scores checks the weights against the data -------------------------
+def _cli(*argv: str) -> tuple[int, str, str]:
+    """``keras-gated ARGV``: exit code, stdout and stderr."""
+    import contextlib
+    import io
+
+    from keras_gated.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(list(argv))
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_evaluate_refuses_hub_weights_whose_head_has_another_class_count(hub, tmp_path):  # noqa: F811
+    import keras_gated as kg
+    from keras_gated.evaluation import evaluate
+    from keras_gated.pretrained import hub as kg_hub
+    from keras_gated.pretrained.zoo_folder import save_zoo_folder
+
+    data = make_image_folder(tmp_path / "three", per_class=(2, 2), classes=3)
+    log = tmp_path / "log.csv"
+    log.write_text("epoch,loss\n0,1.0\n")
+    folder = save_zoo_folder(kg.GResNetFC(2, classes=2), tmp_path / "zoo" / "gresnetfc2.two",
+                             weight_id="gresnetfc2.two", recipe="r", command="c",
+                             metrics={"test_accuracy": 0.5, "split": "test", "num_examples": 4},
+                             dataset_note="d", training_log=log)
+    kg_hub.publish(folder, "user/two")
+    for weights in ("hf://user/two", str(folder)):  # the same weights, served or local
+        with pytest.raises(ValueError, match="classify 2 classes but .* has 3"):
+            evaluate("gresnetfc2", weights, str(data))
+
+
+@pytest.mark.parametrize("model_args, words", [
+    ({"include_preprocessing": False}, "trained with include_preprocessing=True"),
+    ({"include_top": False}, "without the head"),
+])
+def test_evaluate_refuses_model_args_with_which_the_weights_cannot_score(model_args, words, tmp_path):
+    from keras_gated.evaluation import evaluate
+
+    data = make_image_folder(tmp_path / "data", per_class=(2, 2), classes=10)
+    with pytest.raises(ValueError, match=words):
+        evaluate("gresnetfc10", "fashion_mnist", str(data), model_args=model_args)
+
+
+def test_analyze_refuses_data_of_other_classes(tmp_path):
+    data = make_image_folder(tmp_path / "data", per_class=(2, 2), classes=10)
+    code, out, err = _cli("analyze", "gresnetfc10.fashion_mnist", "--dataset", str(data),
+                          "--out", str(tmp_path / "a"), "--no-prune")
+    assert code == 2 and "accuracy" not in out
+    assert "classify T-shirt/top" in err and "class0" in err
+    assert not (tmp_path / "a").exists()
+
+
+# --- images are read as the user means them ---------------------------------------------------
+def _save(path, array, mode=None):
+    from PIL import Image
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    Image.fromarray(array, mode).save(path)
+    return path
+
+
+def test_each_image_of_a_folder_is_read_in_its_own_mode(tmp_path):
+    from PIL import Image
+
+    from keras_gated.datasets import load_numpy
+
+    rng = np.random.default_rng(0)
+    grey = rng.integers(0, 256, (8, 8), dtype=np.uint8)
+    rgb = rng.integers(0, 256, (8, 8, 3), dtype=np.uint8)
+    rgba = np.concatenate([rgb, np.full((8, 8, 1), 7, np.uint8)], axis=-1)
+    _save(tmp_path / "d" / "test" / "a" / "0.png", grey)  # the first image is grey
+    _save(tmp_path / "d" / "test" / "a" / "1.png", rgb)
+    _save(tmp_path / "d" / "test" / "b" / "2.png", rgba)
+    Image.fromarray(rgb).convert("P").save(tmp_path / "d" / "test" / "b" / "3.png")
+    x, y, info = load_numpy(str(tmp_path / "d"), "test")
+    assert info.image_shape == (8, 8, 3) and x.shape == (4, 8, 8, 3)
+    np.testing.assert_array_equal(x[0], np.repeat(grey[..., None], 3, axis=-1))
+    np.testing.assert_array_equal(x[1], rgb)  # not turned grey
+    np.testing.assert_array_equal(x[2], rgb)  # the alpha channel dropped
+    assert x[3].std(axis=-1).mean() > 1  # a palette image stays in colour
+
+
+def test_sixteen_bit_images_are_scaled_not_clipped(tmp_path):
+    from keras_gated.datasets import load_numpy
+
+    eight = np.arange(64, dtype=np.uint8).reshape(8, 8) * 4
+    _save(tmp_path / "d" / "test" / "a" / "16.png", eight.astype(np.uint16) * 257)
+    _save(tmp_path / "d" / "test" / "b" / "8.png", eight)
+    x, _, info = load_numpy(str(tmp_path / "d"), "test")
+    assert info.image_shape == (8, 8, 1)
+    np.testing.assert_array_equal(x[0, ..., 0], eight)
+    np.testing.assert_array_equal(x[1, ..., 0], eight)
+
+
+def test_images_in_sub_folders_and_webp_files_are_read(tmp_path):
+    from keras_gated.datasets import load_numpy
+
+    image = np.zeros((8, 8, 3), np.uint8)
+    _save(tmp_path / "d" / "test" / "cat" / "kittens" / "0.jpg", image)
+    _save(tmp_path / "d" / "test" / "cat" / "1.png", image)
+    _save(tmp_path / "d" / "test" / "dog" / "2.webp", image)
+    x, y, info = load_numpy(str(tmp_path / "d"), "test")
+    assert info.class_names == ("cat", "dog") and y.tolist() == [0, 0, 1]
+
+
+def test_a_bad_image_or_a_truncated_local_copy_is_named_in_one_sentence(tmp_path, monkeypatch):
+    from PIL import Image
+
+    from keras_gated import datasets
+
+    _save(tmp_path / "d" / "test" / "a" / "big.png", np.zeros((32, 32), np.uint8))
+    monkeypatch.setattr(Image, "MAX_IMAGE_PIXELS", 100)  # 1024 pixels: a decompression bomb
+    with pytest.raises(datasets.BadImageError, match="big.png cannot be read as an image"):
+        datasets.load_numpy(str(tmp_path / "d"), "test")
+    monkeypatch.undo()
+    data = tmp_path / "data"
+    (data / "fashion-mnist").mkdir(parents=True)
+    (data / "cifar10-jpeg.zip").write_bytes(b"PK\x03\x04" + b"\0" * 100)  # truncated
+    for name in datasets.FASHION_MNIST_FILES["test"]:
+        (data / "fashion-mnist" / name).write_bytes(b"\x1f\x8b\x08\x00" + b"\0" * 10)
+    monkeypatch.setenv("KERAS_GATED_DATA", str(data))
+    for tag, file in (("cifar10", "cifar10-jpeg.zip"), ("fashion_mnist", "fashion-mnist")):
+        with pytest.raises(datasets.CorruptDataError, match=f"{file} of {tag} is truncated"):
+            datasets.load_numpy(tag, "test")
+
+
+def _cifar_folder(root, size):
+    from keras_gated.class_names import CLASS_NAMES
+
+    rng = np.random.default_rng(0)
+    for name in CLASS_NAMES["cifar10"]:
+        _save(root / "test" / name / "0.png", rng.integers(0, 256, (size, size, 3), dtype=np.uint8))
+    return root
+
+
+def test_evaluate_never_crops_larger_images_and_resizes_when_told(tmp_path):
+    from keras_gated.evaluation import evaluate
+
+    data = _cifar_folder(tmp_path / "big", 64)
+    with pytest.raises(ValueError, match=r"are 64×64 but gresnet20 takes 32×32.*--resize"):
+        evaluate("gresnet20", "cifar10", str(data))
+    result = evaluate("gresnet20", "cifar10", str(data), resize=True)
+    assert result["num_examples"] == 10
+
+
+def test_a_folder_of_fashion_mnist_classes_is_evaluated_through_a_class_map(tmp_path):
+    from keras_gated import datasets
+    from keras_gated.class_names import CLASS_NAMES
+    from keras_gated.evaluation import evaluate
+
+    try:
+        x, y, _ = datasets.load_numpy("fashion_mnist", "test")
+    except datasets.DatasetNotFoundError:
+        pytest.skip("no local Fashion-MNIST copy")
+    folders = ["tshirt", *CLASS_NAMES["fashion_mnist"][1:]]
+    for i in range(60):
+        _save(tmp_path / "f" / "test" / folders[y[i]] / f"{i}.png", x[i, ..., 0])
+    with pytest.raises(ValueError, match="--class-map FOLDER=CLASS"):
+        evaluate("gresnetfc10", "fashion_mnist", str(tmp_path / "f"))
+    with pytest.raises(ValueError, match="names tee, which the data set does not have"):
+        evaluate("gresnetfc10", "fashion_mnist", str(tmp_path / "f"),
+                 class_map={"tee": "T-shirt/top"})
+    result = evaluate("gresnetfc10", "fashion_mnist", str(tmp_path / "f"),
+                      class_map={"tshirt": "T-shirt/top"})
+    assert result["test_accuracy"] > 0.7  # the folders' labels renumbered to the net's order
