@@ -126,6 +126,19 @@ def check_image_size(image_shape: Sequence[int], expected: Sequence[int], datase
                          f"--resize (resize=True) to scale them to {height}×{width}.")
 
 
+def adapted_in_training(weights: str) -> bool:
+    """Whether ``weights`` is a fine-tuned folder whose run adapted its data to the
+    backbone's input (its ``metrics.json`` records ``input_adaptation``): evaluate then
+    adapts the data the same way, a centre crop included."""
+    import json
+
+    metrics = Path(os.path.expanduser(str(weights))) / "metrics.json"
+    try:
+        return bool(json.loads(metrics.read_text()).get("input_adaptation"))
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
 def resize_array(images: np.ndarray, size: tuple[int, int], batch: int = 256) -> np.ndarray:
     """uint8 ``images`` (N, H, W, C) scaled to ``size`` (bilinear, antialiased:
     ``keras.ops.image.resize``), batch by batch, as uint8."""
@@ -184,7 +197,7 @@ def evaluate(name: str, weights: str, dataset: str, *, batch_size: int = 256,
     check_same_classes(getattr(model, "class_names", None), data_names, weights, dataset, name,
                        hint=CLASS_MAP_HINT)
     expected = tuple(model.inputs[0].shape[1:])
-    check_image_size(info.image_shape, expected, dataset, name, resize)
+    check_image_size(info.image_shape, expected, dataset, name, resize or adapted_in_training(weights))
     scale = resize and tuple(info.image_shape[:2]) != expected[:2]
     model.compile(loss="sparse_categorical_crossentropy", metrics=["accuracy"])
     if data_engine == "tf":

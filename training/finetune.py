@@ -232,6 +232,10 @@ def run(args: argparse.Namespace) -> int:
             "val_split": built.val_info.note,
             "val_num_examples": built.val_info.num_examples,
             "fast_path": describe(model),
+            # evaluate adapts the data as training did (a crop included) only when told so
+            **({"input_adaptation": adaptation_note(train_info.image_shape,
+                                                    tuple(model.inputs[0].shape[1:]))}
+               if built.adapted else {}),
         })
         metrics = portable_record(metrics)  # no local folder in what is published
         try:
@@ -248,6 +252,7 @@ def run(args: argparse.Namespace) -> int:
                                                  train_info.num_classes, built.adapted),
                 input_adaptation=(adaptation_note(train_info.image_shape, tuple(model.inputs[0].shape[1:]))
                                   if built.adapted else None),
+                check_command=check_command(args.model, zoo, args.dataset),
                 max_shard_bytes=None,  # one file: its card loads it with keras.saving.load_model
             )
         except BaseException:  # no half-written zoo folder; the rerun writes it again
@@ -273,6 +278,19 @@ def adaptation_note(image_shape: Sequence[int], input_shape: Sequence[int]) -> s
         steps.append(f"centre-{verb} from {h}×{w} to {height}×{width}")
     return (f"{h}×{w}×{c} images {' and '.join(steps) or 'unchanged'} "
             f"(`keras_gated.datasets.adapt_images(images, {tuple(input_shape)})`)")
+
+
+def check_command(arch: str, folder: Path, dataset: str) -> str:
+    """The card's command that measures a fine-tuned folder's accuracy again: the folder
+    itself (not a registered release of the same tag) on the data it was tuned on, both
+    named as ``keras_gated.files.portable_path`` names them."""
+    import shlex
+
+    from keras_gated.files import portable_path
+
+    data = portable_path(dataset) if Path(dataset).expanduser().is_dir() else dataset
+    return shlex.join(["keras-gated", "evaluate", arch, "--weights", portable_path(folder),
+                       "--dataset", data]) + "  # or --weights hf://<org>/<repo> once published"
 
 
 def card_usage(arch: str, folder: Path, input_shape: Sequence[int], classes: int, adapted: bool) -> str:

@@ -308,3 +308,27 @@ def test_a_folder_of_fashion_mnist_classes_is_evaluated_through_a_class_map(tmp_
     result = evaluate("gresnetfc10", "fashion_mnist", str(tmp_path / "f"),
                       class_map={"tshirt": "T-shirt/top"})
     assert result["test_accuracy"] > 0.7  # the folders' labels renumbered to the net's order
+
+
+# --- a fine-tuned card's check command measures that folder ----------------------------------
+def test_a_fine_tuned_cards_check_command_evaluates_the_folder_itself(tmp_path, monkeypatch):
+    import shlex
+
+    from training import finetune
+
+    monkeypatch.chdir(tmp_path)
+    make_image_folder(tmp_path / "data" / "rgb", per_class=(24, 8))
+    assert finetune.main(["--model", "gresnetfc2", "--weights", "none", "--dataset", str(tmp_path / "data" / "rgb"),
+                          "--epochs", "1", "--batch-size", "16", "--out", str(tmp_path / "run"),
+                          "--verbose", "0"]) == 0
+    folder = tmp_path / "run" / "zoo" / "gresnetfc2.rgb"
+    card = (folder / "README.md").read_text()
+    command = card.split("Check it with:")[1].split("```bash\n")[1].split("\n```")[0]
+    assert str(tmp_path) not in card and str(tmp_path) not in (folder / "metrics.json").read_text()
+    argv = shlex.split(command, comments=True)
+    assert argv[:2] == ["keras-gated", "evaluate"] and argv[argv.index("--weights") + 1] != "rgb"
+    code, out, err = _cli(*argv[1:])
+    assert code == 0, err
+    measured = float(out.split("test accuracy: ")[1])
+    recorded = json.loads((folder / "metrics.json").read_text())["test_accuracy"]
+    assert measured == pytest.approx(recorded, abs=1e-4)
