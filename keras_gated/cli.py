@@ -188,7 +188,7 @@ def _cmd_pull(args: argparse.Namespace) -> int:
             raise
         label, path = error.local
         print(f"{args.name} is already here: the {label} copy {path} (sha256 checked) "
-              "serves it, so nothing needs downloading (the Hub could not be reached).")
+              "serves it, so nothing needs downloading (the Hub did not serve it).")
         return 0
     print(f"cached {args.name} in {folder}")
     for path in sorted(p for p in folder.rglob("*") if p.is_file()):

@@ -182,6 +182,46 @@ def new_output_folder(path: str | os.PathLike, option: str = "--out") -> Iterato
 
 
 @contextlib.contextmanager
+def new_output_path(path: str | os.PathLike, option: str = "--out") -> Iterator[Path]:
+    """Yield a staging path beside ``path`` for one command's output, a file or a folder
+    (an export), that is renamed to ``path`` when the block ends normally: the output
+    appears whole.
+
+    ``path`` must not exist, not even as a link (``FileExistsError``), nor lie in the zoo
+    (``ValueError``): nothing already there is replaced or followed. When the block fails,
+    the staging path is removed and nothing else was touched; when something appeared at
+    ``path`` meanwhile, the finished output is kept at the staging path and the error
+    says where.
+    """
+    path = Path(path).expanduser()
+    if os.path.lexists(path):
+        raise FileExistsError(f"{option} {path} exists already (nothing there is replaced): "
+                              "choose a new path.")
+    check_outside_zoo(path, option)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    staging = path.with_name(f".partial-{os.getpid()}-{path.name}")  # the suffix kept
+    _remove(staging)
+    try:
+        yield staging
+    except BaseException:
+        _remove(staging)
+        raise
+    if os.path.lexists(path):
+        raise FileExistsError(f"{path} was written by something else meanwhile, so the "
+                              f"finished output was left in {staging}: move it where you want it.")
+    os.rename(staging, path)
+
+
+def _remove(path: Path) -> None:
+    """Remove ``path`` (a file, a link or a folder) if it is there; a link goes, never what
+    it names."""
+    if path.is_symlink() or path.is_file():
+        path.unlink()
+    elif path.is_dir():
+        shutil.rmtree(path)
+
+
+@contextlib.contextmanager
 def exclusive_lock(path: str | os.PathLike, what: str) -> Iterator[None]:
     """Hold the lock file ``path`` (``flock``, exclusive, non-blocking) for the block; a
     ``ValueError`` naming ``what`` when another process holds it.

@@ -136,6 +136,25 @@ def has_backup(out: Path) -> bool:
 
 
 # --- where the folder may be -------------------------------------------------------------
+# The files and folders a run writes in its folder: none may be a link (a run would write
+# or truncate what it names, e.g. appending to a linked log.csv).
+RUN_FILES = (LOCK_FILE, FINGERPRINT_FILE, METRICS_FILE, STATE_FILE, LOG_FILE, "gates.csv",
+             "last.keras", "best.keras", "partial-last.keras", "partial-best.keras",
+             "tensorboard", "backup")
+
+
+def check_no_linked_run_files(out: Path) -> None:
+    """Refuse (``RunFolderError``) a run folder where a file or folder a run writes is a
+    symbolic link or a file with other hard links: a run never writes through a link."""
+    from keras_gated.files import is_linked
+
+    for name in RUN_FILES:
+        if is_linked(out / name):
+            kind = "a symbolic link" if (out / name).is_symlink() else "a file with other hard links"
+            raise RunFolderError(f"{out / name} is {kind}, which a run never writes through: "
+                                 "replace it by a file or folder of its own, or use a new --out.")
+
+
 def check_out_path(out: Path) -> None:
     """Refuse an ``--out`` that is a file, or lies under one.
 
@@ -280,6 +299,7 @@ def open_run_folder(out: Path, restart: bool = False) -> Iterator[Path]:
     """
     check_out_path(out)
     check_not_in_zoo(out)
+    check_no_linked_run_files(out)
     if restart:
         moved = move_aside(out)
         if moved is not None:
