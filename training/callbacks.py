@@ -47,8 +47,8 @@ def best_logged(path: Path, monitor: str) -> float | None:
 
 
 class StopOnNaN(keras.callbacks.Callback):
-    """Stop at the first NaN/inf training loss, or NaN/inf validation loss or accuracy at
-    an epoch's end, and remember where, for a clear message (``nan_at``: (epoch, batch),
+    """Stop at the first NaN/inf training loss, or NaN/inf validation loss or accuracy or
+    weight at an epoch's end, and remember where, for a clear message (``nan_at``: (epoch, batch),
     batch None for the validation)."""
 
     WATCHED_AT_EPOCH_END = ("val_loss", "val_accuracy")
@@ -74,8 +74,12 @@ class StopOnNaN(keras.callbacks.Callback):
         bad = [k for k in self.WATCHED_AT_EPOCH_END
                if (logs or {}).get(k) is not None and not math.isfinite(float(logs[k]))]
         if bad:
-            self.nan_at = (epoch, None)
             self.what = f"the validation's {' and '.join(bad)}"
+        elif not all(np.isfinite(keras.ops.convert_to_numpy(w)).all()
+                     for w in getattr(self.model, "weights", ())):
+            bad, self.what = ["weights"], "a weight of the model"
+        if bad:
+            self.nan_at = (epoch, None)
             self.model.stop_training = True
 
 

@@ -332,3 +332,19 @@ def test_a_fine_tuned_cards_check_command_evaluates_the_folder_itself(tmp_path, 
     measured = float(out.split("test accuracy: ")[1])
     recorded = json.loads((folder / "metrics.json").read_text())["test_accuracy"]
     assert measured == pytest.approx(recorded, abs=1e-4)
+
+
+def test_a_run_stops_when_a_weight_becomes_nan_though_the_losses_are_finite():
+    import keras_gated as kg
+    from training.callbacks import StopOnNaN
+
+    model = kg.GResNetFC(2, classes=2)
+    guard = StopOnNaN()
+    guard.set_model(model)
+    logs = {"loss": 1.0, "val_loss": 0.5, "val_accuracy": 0.8}
+    guard.on_epoch_end(0, dict(logs))
+    assert guard.nan_at is None
+    weight = model.trainable_weights[0]
+    weight.assign(np.full(weight.shape, np.nan, "float32"))
+    guard.on_epoch_end(1, dict(logs))
+    assert guard.nan_at == (1, None) and model.stop_training and "weight" in guard.what
