@@ -237,7 +237,7 @@ def _model_with_weights(name: str, weights: str | None):
 def _cmd_analyze(args: argparse.Namespace) -> int:
     from keras_gated import datasets
     from keras_gated.analysis.report import analyze, subset
-    from keras_gated.evaluation import check_same_classes
+    from keras_gated.evaluation import data_classes
     from keras_gated.files import check_outside_zoo
     from keras_gated.registry import create_model, split_weight_id
 
@@ -250,7 +250,8 @@ def _cmd_analyze(args: argparse.Namespace) -> int:
     model = create_model(arch, weights=weights)
     twin = create_model(args.twin, weights=args.twin_weights or weights) if args.twin else None
     x, y, info = datasets.load_numpy(args.dataset, "test")
-    check_same_classes(model.class_names, info.class_names, weights, args.dataset, arch)
+    relabel = data_classes(model, info, weights, args.dataset, arch, dict(args.class_map))
+    y = relabel[y]
     if info.num_classes != model.num_classes:
         raise ValueError(f"{args.dataset} has {info.num_classes} classes but {arch} (weights "
                          f"{weights}) has {model.num_classes}: analyze it on the data set it "
@@ -298,6 +299,15 @@ def _class_pair(text: str) -> tuple[str, str]:
     return folder, name
 
 
+def _add_class_map(parser: argparse.ArgumentParser) -> None:
+    """``--class-map FOLDER=CLASS`` (repeatable) of the commands that score weights on data."""
+    parser.add_argument("--class-map", action="append", type=_class_pair, default=[],
+                        metavar="FOLDER=CLASS",
+                        help="an image folder's class folder FOLDER holds the weights' class "
+                             "CLASS (repeatable), for class names that cannot be folder names "
+                             "(tshirt=T-shirt/top)")
+
+
 def _finite(*, positive: bool):
     """argparse type: a finite number > 0 (``positive``) or >= 0."""
 
@@ -343,6 +353,8 @@ def compress_command(args: argparse.Namespace, backend: str) -> str:
             parts += [f"--{flag.replace('_', '-')}", str(value)]
     if args.augment:
         parts.append("--augment")
+    for folder, name in getattr(args, "class_map", []):
+        parts += ["--class-map", f"{folder}={name}"]
     parts += ["--out", args.out]
     return f"KERAS_BACKEND={backend} {shlex.join(parts)}"
 
@@ -355,7 +367,7 @@ def _cmd_compress(args: argparse.Namespace) -> int:
     from keras_gated.analysis.compress_report import write_compressed
     from keras_gated.analysis.compress_training import check_backup_folder, remove_backup
     from keras_gated.analysis.report import load_examples
-    from keras_gated.evaluation import check_same_classes, weights_classes
+    from keras_gated.evaluation import data_classes, weights_classes
     from keras_gated.files import new_output_folder
     from keras_gated.registry import create_model, split_weight_id
 
@@ -372,11 +384,13 @@ def _cmd_compress(args: argparse.Namespace) -> int:
         if not compressible_blocks(model):
             raise ValueError(not_compressible(model))
         x_test, y_test, info = datasets.load_numpy(args.dataset, "test")
-        check_same_classes(model.class_names, info.class_names, weights, args.dataset, arch)
+        relabel = data_classes(model, info, weights, args.dataset, arch, dict(args.class_map))
+        y_test = relabel[y_test]
         if info.num_classes != model.num_classes:
             raise ValueError(f"{args.dataset} has {info.num_classes} classes but {arch} (weights "
                              f"{weights}) has {model.num_classes}: compress a net trained on it.")
         x, y = load_examples(args.dataset, args.examples or sys.maxsize, "train", seed=args.seed)
+        y = relabel[y]
         options = {k: v for k, v in (("pressure_epochs", args.pressure_epochs),
                                      ("strength", args.strength), ("batch_size", args.batch_size),
                                      ("learning_rate", args.learning_rate)) if v is not None}
@@ -459,11 +473,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--resize", action="store_true",
                    help="scale images of another size to the model's input (bilinear, "
                         "antialiased); without it, images larger than the input are refused")
-    p.add_argument("--class-map", action="append", type=_class_pair, default=[],
-                   metavar="FOLDER=CLASS",
-                   help="an image folder's class folder FOLDER holds the weights' class CLASS "
-                        "(repeatable), for class names that cannot be folder names "
-                        "(tshirt=T-shirt/top)")
+    _add_class_map(p)
     p.set_defaults(func=_cmd_evaluate)
     p = sub.add_parser("publish", help="upload a zoo/<weight id> folder to the Hub")
     p.add_argument("folder", help="a folder written by keras_gated.pretrained.save_zoo_folder")
@@ -499,6 +509,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--twin", type=model_name, default=None, help="ungated twin to compare (e.g. preactresnet20)")
     p.add_argument("--twin-weights", default=None, help="the twin's weights (default: the same tag)")
     p.add_argument("--no-prune", action="store_true", help="skip the pruning speed/accuracy curve")
+    _add_class_map(p)
     p.set_defaults(func=_cmd_analyze)
 
     p = sub.add_parser("compress", help="a smaller net at a MACs or block budget, by gate-guided "
@@ -525,6 +536,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--batch-size", type=_count(1), default=None)
     p.add_argument("--learning-rate", type=_finite(positive=True), default=None, help="SGD learning rate (default 0.01)")
     p.add_argument("--augment", action="store_true", help="random flips and padded crops while training")
+    _add_class_map(p)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--verbose", type=int, default=0, choices=(0, 1, 2))
     p.add_argument("--out", type=_new_folder, required=True,

@@ -114,6 +114,18 @@ def match_classes(model_names: Sequence[str] | None, data_names: Sequence[str],
     return names, labels
 
 
+def data_classes(model, info, weights: str, dataset: str, name: str = "",
+                 class_map: Mapping[str, str] | None = None) -> np.ndarray:
+    """The label map (data label -> the weights' label) of a data set the weights score:
+    ``match_classes`` then ``check_same_classes`` (refused unless the classes are the
+    weights', with the ``--class-map`` way out). Index it with the data's labels."""
+    names, relabel = match_classes(getattr(model, "class_names", None), info.class_names,
+                                   np.arange(info.num_classes), class_map)
+    check_same_classes(getattr(model, "class_names", None), names, weights, dataset, name,
+                       hint=CLASS_MAP_HINT)
+    return relabel
+
+
 def check_image_size(image_shape: Sequence[int], expected: Sequence[int], dataset: str,
                      name: str, resize: bool) -> None:
     """Refuse (``ValueError``) images larger than the model's input unless ``resize``:
@@ -192,10 +204,7 @@ def evaluate(name: str, weights: str, dataset: str, *, batch_size: int = 256,
             )
         kwargs = {**saved_input_shape(weights), **(model_args or {})}
         model = create_model(name, weights=weights, classes=info.num_classes, **kwargs)
-    data_names, relabel = match_classes(getattr(model, "class_names", None), info.class_names,
-                                        np.arange(info.num_classes), class_map)
-    check_same_classes(getattr(model, "class_names", None), data_names, weights, dataset, name,
-                       hint=CLASS_MAP_HINT)
+    relabel = data_classes(model, info, weights, dataset, name, class_map)
     expected = tuple(model.inputs[0].shape[1:])
     check_image_size(info.image_shape, expected, dataset, name, resize or adapted_in_training(weights))
     scale = resize and tuple(info.image_shape[:2]) != expected[:2]

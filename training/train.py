@@ -57,7 +57,7 @@ STRATEGY_CHOICES = ("default", "mirrored", "multiworker", "tpu", "dataparallel")
 # values when the flag is not given: a fingerprint.json written before (that lacks them)
 # compares equal to a launch without those flags, so older runs still resume.
 FINGERPRINT_DEFAULTS = {"model_args": {}, "validation_split": None, "lr": None, "clip_norm": None,
-                        "validation_seeded": False,
+                        "validation_seeded": False, "precision": "float32",
                         # recipe fields added later, at the value every earlier recipe had
                         "recipe.lr_schedule": "step", "recipe.warmup": 0.0}
 
@@ -245,9 +245,8 @@ def fingerprint(args: argparse.Namespace, recipe, batch_size: int) -> dict:
                 "validation_split": validation_of(args)[0],
                 "validation_seeded": validation_of(args)[1],
                 "lr": getattr(args, "lr", None),
-                "clip_norm": getattr(args, "clip_norm", None)}
-    if args.precision != "float32":
-        settings["precision"] = args.precision
+                "clip_norm": getattr(args, "clip_norm", None),
+                "precision": args.precision}  # a run of float32 recorded none before
     return settings
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import csv
 import json
 
+import keras
 import numpy as np
 import pytest
 
@@ -32,7 +33,7 @@ def _rows(log) -> list[dict]:
 
 
 # --- resume refuses a change of what determines the result ---------------------------------
-def test_a_run_resumed_with_another_data_engine_or_backend_is_refused(folder, tmp_path, capsys):
+def test_a_run_resumed_with_another_engine_backend_precision_or_model_is_refused(folder, tmp_path, capsys):
     pytest.importorskip("tensorflow", reason="the tf.data engine needs TensorFlow")
     out = tmp_path / "run"
     assert _train(folder, out) == 0
@@ -48,6 +49,15 @@ def test_a_run_resumed_with_another_data_engine_or_backend_is_refused(folder, tm
     (out / "fingerprint.json").write_text(json.dumps(fingerprint))
     assert _train(folder, out) == 2
     assert "backend: stored 'torch'" in capsys.readouterr().err
+    fingerprint["backend"] = keras.backend.backend()
+    fingerprint["precision"] = "mixed_bfloat16"  # trained in mixed precision, resumed in float32
+    (out / "fingerprint.json").write_text(json.dumps(fingerprint))
+    assert _train(folder, out) == 2
+    assert "precision: stored 'mixed_bfloat16', now 'float32'" in capsys.readouterr().err
+    fingerprint["precision"] = "float32"
+    (out / "fingerprint.json").write_text(json.dumps(fingerprint))
+    assert _train(folder, out, "--model", "resnetfc10") == 2  # another model
+    assert "model: stored 'gresnetfc2', now 'resnetfc10'" in capsys.readouterr().err
     assert (out / "backup" / "latest.json").read_text() == before
     assert not (out / "metrics.json").exists()
 
@@ -308,6 +318,11 @@ def test_a_folder_of_fashion_mnist_classes_is_evaluated_through_a_class_map(tmp_
     result = evaluate("gresnetfc10", "fashion_mnist", str(tmp_path / "f"),
                       class_map={"tshirt": "T-shirt/top"})
     assert result["test_accuracy"] > 0.7  # the folders' labels renumbered to the net's order
+    code, out, err = _cli("analyze", "gresnetfc10.fashion_mnist", "--dataset", str(tmp_path / "f"),
+                          "--class-map", "tshirt=T-shirt/top", "--no-prune",
+                          "--out", str(tmp_path / "analysis"))
+    assert code == 0, err
+    assert float(out.split("accuracy ")[1].split(";")[0]) == pytest.approx(result["test_accuracy"])
 
 
 # --- a fine-tuned card's check command measures that folder ----------------------------------
@@ -348,3 +363,13 @@ def test_a_run_stops_when_a_weight_becomes_nan_though_the_losses_are_finite():
     weight.assign(np.full(weight.shape, np.nan, "float32"))
     guard.on_epoch_end(1, dict(logs))
     assert guard.nan_at == (1, None) and model.stop_training and "weight" in guard.what
+
+
+def test_compress_takes_a_class_map_too(tmp_path):
+    from keras_gated.cli import build_parser, compress_command
+
+    args = build_parser().parse_args(["compress", "gresnetfc10.fashion_mnist", "--blocks", "1",
+                                      "--epochs", "1", "--out", str(tmp_path / "o"), "--dataset",
+                                      "d", "--class-map", "tshirt=T-shirt/top"])
+    assert args.class_map == [("tshirt", "T-shirt/top")]
+    assert "--class-map tshirt=T-shirt/top" in compress_command(args, "jax")
