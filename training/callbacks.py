@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import errno
+import io
 import json
 import math
 import os
@@ -25,7 +26,8 @@ def read_log(path: Path) -> list[dict]:
 
 
 def truncate_log(path: Path, epochs: int) -> None:
-    """Keep only the rows of epochs 0 .. epochs-1 (with the header)."""
+    """Keep only the rows of epochs 0 .. epochs-1 (with the header), rewriting the log
+    whole (through a temporary file and a rename)."""
     rows = read_log(path)
     kept = [r for r in rows if int(r["epoch"]) < epochs]
     if len(kept) == len(rows):
@@ -33,10 +35,11 @@ def truncate_log(path: Path, epochs: int) -> None:
     if not kept:
         path.unlink()
         return
-    with path.open("w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(kept)
+    text = io.StringIO(newline="")
+    writer = csv.DictWriter(text, fieldnames=list(rows[0]))
+    writer.writeheader()
+    writer.writerows(kept)
+    write_text_atomic(path, text.getvalue())  # a kill leaves the old log or the new
 
 
 def best_logged(path: Path, monitor: str) -> float | None:

@@ -373,3 +373,24 @@ def test_compress_takes_a_class_map_too(tmp_path):
                                       "d", "--class-map", "tshirt=T-shirt/top"])
     assert args.class_map == [("tshirt", "T-shirt/top")]
     assert "--class-map tshirt=T-shirt/top" in compress_command(args, "jax")
+
+
+def test_a_log_cut_back_on_resume_is_rewritten_whole_or_not_at_all(tmp_path, monkeypatch):
+    import csv as csv_module
+
+    from training.callbacks import truncate_log
+
+    log = tmp_path / "log.csv"
+    log.write_text("epoch,loss\r\n0,2.0\r\n1,1.5\r\n2,1.2\r\n")
+    before = log.read_bytes()
+
+    def killed(self, rows):
+        raise KeyboardInterrupt  # the process ends in the middle of the rewrite
+
+    monkeypatch.setattr(csv_module.DictWriter, "writerows", killed)
+    with pytest.raises(KeyboardInterrupt):
+        truncate_log(log, 2)
+    assert log.read_bytes() == before
+    monkeypatch.undo()
+    truncate_log(log, 2)
+    assert log.read_bytes() == b"epoch,loss\r\n0,2.0\r\n1,1.5\r\n"
