@@ -122,7 +122,7 @@ def test_pull_writes_only_the_cache_beside_what_is_there(hub, hf_home, tmp_path)
 
     folder = write_zoo(tmp_path / "src" / "gresnet8.cifar10")
     kg_hub.publish(folder, "user/net")
-    (hf_home / "outside").mkdir(exist_ok=True)
+    hf_home.mkdir(parents=True, exist_ok=True)
     (hf_home.parent / "outside").mkdir(exist_ok=True)
     (hf_home.parent / "outside" / "secret.txt").write_text("secret")
     (hf_home.parent / "outside" / "shared.txt").write_text("shared")
