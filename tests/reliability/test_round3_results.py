@@ -394,4 +394,3 @@ def test_a_log_cut_back_on_resume_is_rewritten_whole_or_not_at_all(tmp_path, mon
     monkeypatch.undo()
     truncate_log(log, 2)
     assert log.read_bytes() == b"epoch,loss\r\n0,2.0\r\n1,1.5\r\n"
-
