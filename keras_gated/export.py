@@ -93,9 +93,9 @@ def export(model: keras.Model, path: str | os.PathLike, format: str, *, verbose:
             f"{format} export runs on the {' or '.join(BACKENDS[format])} backend, not {backend}: "
             f"set KERAS_BACKEND={BACKENDS[format][0]}."
         )
-    from keras_gated.files import new_output_path
+    from keras_gated.files import check_new_path, new_output_path
 
-    path = Path(path)
+    path = check_new_path(path, "the export path")  # before any work
     check_onnx_converter(model, format)
     if backend == "tensorflow" or format == "savedmodel":  # SavedModel: jax2tf on JAX
         from keras_gated.tensorflow_cpu import import_tensorflow

@@ -181,6 +181,17 @@ def new_output_folder(path: str | os.PathLike, option: str = "--out") -> Iterato
         os.close(fd)
 
 
+def check_new_path(path: str | os.PathLike, option: str = "--out") -> Path:
+    """``path`` if nothing is there, not even a link (else ``FileExistsError``), and it
+    is not in the zoo (else ``ValueError``): where ``new_output_path`` may write."""
+    path = Path(path).expanduser()
+    if os.path.lexists(path):
+        raise FileExistsError(f"{option} {path} exists already (nothing there is replaced): "
+                              "choose a new path.")
+    check_outside_zoo(path, option)
+    return path
+
+
 @contextlib.contextmanager
 def new_output_path(path: str | os.PathLike, option: str = "--out") -> Iterator[Path]:
     """Yield a staging path beside ``path`` for one command's output, a file or a folder
@@ -193,11 +204,7 @@ def new_output_path(path: str | os.PathLike, option: str = "--out") -> Iterator[
     ``path`` meanwhile, the finished output is kept at the staging path and the error
     says where.
     """
-    path = Path(path).expanduser()
-    if os.path.lexists(path):
-        raise FileExistsError(f"{option} {path} exists already (nothing there is replaced): "
-                              "choose a new path.")
-    check_outside_zoo(path, option)
+    path = check_new_path(path, option)
     path.parent.mkdir(parents=True, exist_ok=True)
     staging = path.with_name(f".partial-{os.getpid()}-{path.name}")  # the suffix kept
     _remove(staging)

@@ -140,10 +140,11 @@ def test_a_stopped_run_resumes_from_its_backup_and_ends_where_an_unstopped_one_d
 
 def test_a_backup_of_other_settings_is_refused_with_what_differs(tmp_path):
     x, y = _data((28, 28, 1), n=16)
-    compress(_fc(), (x, y), blocks=1, epochs=0, pressure_epochs=1, batch_size=16,
+    source = _fc()
+    compress(source, (x, y), blocks=1, epochs=0, pressure_epochs=1, batch_size=16,
              backup_dir=tmp_path / "b", delete_backup=False)
     with pytest.raises(ValueError, match=r"other settings \(blocks\).*same arguments"):
-        compress(_fc(), (x, y), blocks=2, epochs=0, pressure_epochs=1, batch_size=16,
+        compress(source, (x, y), blocks=2, epochs=0, pressure_epochs=1, batch_size=16,
                  backup_dir=tmp_path / "b")
 
 

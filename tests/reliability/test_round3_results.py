@@ -322,7 +322,8 @@ def test_a_folder_of_fashion_mnist_classes_is_evaluated_through_a_class_map(tmp_
                           "--class-map", "tshirt=T-shirt/top", "--no-prune",
                           "--out", str(tmp_path / "analysis"))
     assert code == 0, err
-    assert float(out.split("accuracy ")[1].split(";")[0]) == pytest.approx(result["test_accuracy"])
+    assert float(out.split("accuracy ")[1].split(";")[0]) == pytest.approx(result["test_accuracy"],
+                                                                          abs=1e-4)
 
 
 # --- a fine-tuned card's check command measures that folder ----------------------------------
