@@ -21,7 +21,7 @@ import fcntl
 import os
 import re
 import shutil
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 # The file that marks a folder a command is writing; it is locked while the command runs.
@@ -293,23 +293,28 @@ def portable_path(path: str | os.PathLike) -> str:
     return Path(os.path.relpath(absolute, cwd)).as_posix()
 
 
-def portable_text(text: str) -> str:
+def portable_text(text: str, paths: Iterable[str | os.PathLike] = ()) -> str:
     """``text`` (a command line, a note) with the absolute paths of the working folder and
-    the home folder in it made ``./``-relative and ``~/``: what is published names no
-    local folder."""
+    the home folder in it made ``./``-relative and ``~/``, and each of ``paths`` (the
+    folders and files the command was given, wherever they are) as ``portable_path``
+    names it: what is published names no local folder."""
     prefixes = {str(Path.home()): "~", str(Path.cwd()): "."}
+    for path in paths:  # first: the given paths may lie outside both folders
+        absolute = os.path.abspath(Path(path).expanduser())
+        if absolute != "/":
+            prefixes[absolute] = portable_path(absolute)
     for prefix in sorted((p for p in prefixes if p != "/"), key=len, reverse=True):
         text = re.sub(rf"{re.escape(prefix)}(?=/|\b|$)", prefixes[prefix], text)
     return text
 
 
-def portable_record(record: object) -> object:
-    """A JSON-like ``record`` (dicts, lists, strings) with ``portable_text`` applied to
-    every string in it."""
+def portable_record(record: object, paths: Iterable[str | os.PathLike] = ()) -> object:
+    """A JSON-like ``record`` (dicts, lists, strings) with ``portable_text`` (and
+    ``paths``) applied to every string in it."""
     if isinstance(record, str):
-        return portable_text(record)
+        return portable_text(record, paths)
     if isinstance(record, dict):
-        return {key: portable_record(value) for key, value in record.items()}
+        return {key: portable_record(value, paths) for key, value in record.items()}
     if isinstance(record, (list, tuple)):
-        return [portable_record(value) for value in record]
+        return [portable_record(value, paths) for value in record]
     return record

@@ -237,12 +237,13 @@ def run(args: argparse.Namespace) -> int:
                                                     tuple(model.inputs[0].shape[1:]))}
                if built.adapted else {}),
         })
-        metrics = portable_record(metrics)  # no local folder in what is published
+        given = [p for p in (args.dataset, args.weights, out) if Path(p).expanduser().exists()]
+        metrics = portable_record(metrics, given)  # no local folder in what is published
         try:
             folder = save_zoo_folder(
                 model, zoo, weight_id=weight_id, metrics=metrics,
                 recipe=recipe.describe(), command=metrics["command"],
-                dataset_note=portable_text(
+                dataset_note=portable_text(paths=given, text=
                     (f"{test_info.note}; trained from scratch (baseline)"
                      if from_scratch(args.weights) else
                      f"{test_info.note}; fine-tuned from {args.model} weights {args.weights!r}")

@@ -295,6 +295,8 @@ def test_cli_writes_a_folder_that_loads_and_evaluates_to_its_card(tmp_path):
     assert (out / "tradeoff.png").stat().st_size > 1000
     card = (out / "README.md").read_text()
     assert "keras-gated compress gresnetfc2" in card and "block1" in card and "images / s" in card
+    check = card.split("Check it with:")[1]
+    assert "keras-gated evaluate gresnetfc2 --weights " in check and "--weights tiny" not in check
     x = np.asarray(np.random.default_rng(0).uniform(0, 255, (4, 28, 28, 1)), "float32")
     loaded = keras.saving.load_model(out)
     built = kg.create_model("gresnetfc2", weights=str(out), classes=2)

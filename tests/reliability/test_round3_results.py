@@ -395,3 +395,18 @@ def test_a_log_cut_back_on_resume_is_rewritten_whole_or_not_at_all(tmp_path, mon
     monkeypatch.undo()
     truncate_log(log, 2)
     assert log.read_bytes() == b"epoch,loss\r\n0,2.0\r\n1,1.5\r\n"
+
+
+def test_a_given_path_outside_the_working_and_home_folders_is_published_relative(tmp_path, monkeypatch):
+    from keras_gated.files import portable_record
+
+    work, data = tmp_path / "work", tmp_path / "elsewhere" / "data"
+    work.mkdir()
+    data.mkdir(parents=True)
+    monkeypatch.chdir(work)
+    monkeypatch.setenv("HOME", "/nonexistent-home")
+    record = {"command": f"python -m training.finetune --dataset {data}",
+              "dataset": f"image folder {data}, test split"}
+    assert portable_record(record, [data]) == {
+        "command": "python -m training.finetune --dataset ../elsewhere/data",
+        "dataset": "image folder ../elsewhere/data, test split"}
