@@ -188,7 +188,7 @@ def _cmd_pull(args: argparse.Namespace) -> int:
             raise
         label, path = error.local
         print(f"{args.name} is already here: the {label} copy {path} (sha256 checked) "
-              "serves it, so nothing needs downloading (the Hub could not be reached).")
+              "serves it, so nothing needs downloading (the Hub did not serve it).")
         return 0
     print(f"cached {args.name} in {folder}")
     for path in sorted(p for p in folder.rglob("*") if p.is_file()):
@@ -208,7 +208,8 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     from keras_gated.model_args import parse_model_args
 
     result = evaluate(args.name, args.weights, args.dataset, batch_size=args.batch_size,
-                      model_args=parse_model_args(args.model_args), data_engine=args.data_engine)
+                      model_args=parse_model_args(args.model_args), data_engine=args.data_engine,
+                      resize=args.resize, class_map=dict(args.class_map))
     print(f"{result['model']} (weights {result['weights']}) on {result['dataset']}, "
           f"{result['split']} split, {result['num_examples']} images")
     print(f"test accuracy: {result['test_accuracy']:.4f}")
@@ -234,7 +235,9 @@ def _model_with_weights(name: str, weights: str | None):
 
 
 def _cmd_analyze(args: argparse.Namespace) -> int:
-    from keras_gated.analysis.report import analyze, load_examples
+    from keras_gated import datasets
+    from keras_gated.analysis.report import analyze, subset
+    from keras_gated.evaluation import data_classes
     from keras_gated.files import check_outside_zoo
     from keras_gated.registry import create_model, split_weight_id
 
@@ -246,7 +249,14 @@ def _cmd_analyze(args: argparse.Namespace) -> int:
                          "or --weights.")
     model = create_model(arch, weights=weights)
     twin = create_model(args.twin, weights=args.twin_weights or weights) if args.twin else None
-    x, y = load_examples(args.dataset, args.examples)
+    x, y, info = datasets.load_numpy(args.dataset, "test")
+    relabel = data_classes(model, info, weights, args.dataset, arch, dict(args.class_map))
+    y = relabel[y]
+    if info.num_classes != model.num_classes:
+        raise ValueError(f"{args.dataset} has {info.num_classes} classes but {arch} (weights "
+                         f"{weights}) has {model.num_classes}: analyze it on the data set it "
+                         "was trained on.")
+    x, y = subset(x, y, args.examples)
     result = analyze(model, x, y, args.out, twin=twin, with_prune=not args.no_prune)
     print(f"{arch} (weights {weights}) on {len(x)} {args.dataset} test images: accuracy "
           f"{result['accuracy']:.4f}; wrote {args.out}/analysis.json and "
@@ -281,6 +291,41 @@ def _count(minimum: int):
     return parse
 
 
+def _class_pair(text: str) -> tuple[str, str]:
+    """argparse type of ``--class-map``: ``FOLDER=CLASS``."""
+    folder, sep, name = text.partition("=")
+    if not sep or not folder or not name:
+        raise argparse.ArgumentTypeError(f"give FOLDER=CLASS (tshirt=T-shirt/top), not {text!r}")
+    return folder, name
+
+
+def _add_class_map(parser: argparse.ArgumentParser) -> None:
+    """``--class-map FOLDER=CLASS`` (repeatable) of the commands that score weights on data."""
+    parser.add_argument("--class-map", action="append", type=_class_pair, default=[],
+                        metavar="FOLDER=CLASS",
+                        help="an image folder's class folder FOLDER holds the weights' class "
+                             "CLASS (repeatable), for class names that cannot be folder names "
+                             "(tshirt=T-shirt/top)")
+
+
+def _finite(*, positive: bool):
+    """argparse type: a finite number > 0 (``positive``) or >= 0."""
+
+    def parse(text: str) -> float:
+        import math
+
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+        if not math.isfinite(value) or value < 0 or (positive and value == 0):
+            raise argparse.ArgumentTypeError(
+                f"give a finite number {'> 0' if positive else '>= 0'}, not {text}")
+        return value
+
+    return parse
+
+
 def _new_folder(text: str) -> str:
     """argparse type of ``compress --out``: a folder that does not exist yet or is empty
     (it is written whole; nothing already there is replaced)."""
@@ -308,6 +353,8 @@ def compress_command(args: argparse.Namespace, backend: str) -> str:
             parts += [f"--{flag.replace('_', '-')}", str(value)]
     if args.augment:
         parts.append("--augment")
+    for folder, name in getattr(args, "class_map", []):
+        parts += ["--class-map", f"{folder}={name}"]
     parts += ["--out", args.out]
     return f"KERAS_BACKEND={backend} {shlex.join(parts)}"
 
@@ -320,7 +367,7 @@ def _cmd_compress(args: argparse.Namespace) -> int:
     from keras_gated.analysis.compress_report import write_compressed
     from keras_gated.analysis.compress_training import check_backup_folder, remove_backup
     from keras_gated.analysis.report import load_examples
-    from keras_gated.evaluation import check_same_classes, weights_classes
+    from keras_gated.evaluation import data_classes, weights_classes
     from keras_gated.files import new_output_folder
     from keras_gated.progress import keras_verbose, on_stderr
     from keras_gated.registry import create_model, split_weight_id
@@ -338,11 +385,13 @@ def _cmd_compress(args: argparse.Namespace) -> int:
         if not compressible_blocks(model):
             raise ValueError(not_compressible(model))
         x_test, y_test, info = datasets.load_numpy(args.dataset, "test")
-        check_same_classes(model.class_names, info.class_names, weights, args.dataset, arch)
+        relabel = data_classes(model, info, weights, args.dataset, arch, dict(args.class_map))
+        y_test = relabel[y_test]
         if info.num_classes != model.num_classes:
             raise ValueError(f"{args.dataset} has {info.num_classes} classes but {arch} (weights "
                              f"{weights}) has {model.num_classes}: compress a net trained on it.")
         x, y = load_examples(args.dataset, args.examples or sys.maxsize, "train", seed=args.seed)
+        y = relabel[y]
         options = {k: v for k, v in (("pressure_epochs", args.pressure_epochs),
                                      ("strength", args.strength), ("batch_size", args.batch_size),
                                      ("learning_rate", args.learning_rate)) if v is not None}
@@ -431,6 +480,10 @@ def build_parser() -> argparse.ArgumentParser:
                         "as given to training.train: batch_norm=False, units=71")
     p.add_argument("--data-engine", choices=("numpy", "tf"), default="numpy",
                    help="input pipeline: numpy (no TensorFlow needed) or tf (tf.data)")
+    p.add_argument("--resize", action="store_true",
+                   help="scale images of another size to the model's input (bilinear, "
+                        "antialiased); without it, images larger than the input are refused")
+    _add_class_map(p)
     p.set_defaults(func=_cmd_evaluate)
     p = sub.add_parser("publish", help="upload a zoo/<weight id> folder to the Hub")
     p.add_argument("folder", help="a folder written by keras_gated.pretrained.save_zoo_folder")
@@ -466,6 +519,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--twin", type=model_name, default=None, help="ungated twin to compare (e.g. preactresnet20)")
     p.add_argument("--twin-weights", default=None, help="the twin's weights (default: the same tag)")
     p.add_argument("--no-prune", action="store_true", help="skip the pruning speed/accuracy curve")
+    _add_class_map(p)
     p.set_defaults(func=_cmd_analyze)
 
     p = sub.add_parser("compress", help="a smaller net at a MACs or block budget, by gate-guided "
@@ -480,7 +534,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--epochs", type=_count(0), required=True, help="fine-tuning epochs of the smaller net")
     p.add_argument("--pressure-epochs", type=_count(0), default=None,
                    help="epochs under the gate pressure (default: --epochs)")
-    p.add_argument("--strength", type=float, default=None, help="the pressure λ (default 0.01)")
+    p.add_argument("--strength", type=_finite(positive=False), default=None, help="the pressure λ (default 0.01)")
     p.add_argument("--baseline", choices=("lowest", "random", "scratch"), default=None,
                    help="a baseline instead of the method: lowest g(k) without pressure, random "
                         "blocks (--seed), or the smaller net trained from scratch")
@@ -490,8 +544,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--examples", type=_count(1), default=None,
                    help="training examples used, drawn at random with --seed (default: all)")
     p.add_argument("--batch-size", type=_count(1), default=None)
-    p.add_argument("--learning-rate", type=float, default=None, help="SGD learning rate (default 0.01)")
+    p.add_argument("--learning-rate", type=_finite(positive=True), default=None, help="SGD learning rate (default 0.01)")
     p.add_argument("--augment", action="store_true", help="random flips and padded crops while training")
+    _add_class_map(p)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--verbose", type=int, default=None, choices=(0, 1, 2),
                    help="Keras's training output on stderr: 0 none, 1 a progress bar, 2 a line "

@@ -34,8 +34,6 @@ dicts of arrays load without it.
 from __future__ import annotations
 
 import os
-import shutil
-import tempfile
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -358,6 +356,11 @@ def convert(
 
     layout = _converter(source)
     get_model_entry(arch)  # an unknown name fails here, with the registry's message
+    if out is not None:  # before any work: a new or empty folder outside the zoo
+        from keras_gated.files import check_new_folder, check_outside_zoo
+
+        check_new_folder(out)
+        check_outside_zoo(out)
     if not arch.startswith(layout.archs):
         raise ConversionError(
             f"The {source} layout feeds {', '.join(a + '*' for a in layout.archs)} "
@@ -377,18 +380,18 @@ def convert(
 def save_folder(model: keras.Model, out: str | os.PathLike) -> Path:
     """Write ``model`` as a Keras save folder (config.json, metadata.json, model.weights.h5).
 
-    The folder appears whole or not at all: it is written next to ``out`` and renamed.
+    The folder appears whole or not at all: it is written next to ``out`` and renamed
+    (``keras_gated.files.new_output_folder``); an ``out`` that holds files or is a link is
+    refused (``ValueError``).
     """
+    from keras_gated.files import check_outside_zoo, new_output_folder
+
     out = Path(out)
-    if out.exists() and any(out.iterdir()):
-        raise FileExistsError(f"{out} exists and is not empty: choose a new --out folder.")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=out.parent))
-    try:
+    check_outside_zoo(out)
+    # A new or empty folder (never a link), claimed while it is written, renamed into place.
+    with new_output_folder(out) as staging:
         keras.saving.save_model(model, staging / "model", zipped=False)
-        if out.exists():
-            out.rmdir()
-        os.replace(staging / "model", out)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
+        for item in (staging / "model").iterdir():
+            os.replace(item, staging / item.name)
+        (staging / "model").rmdir()
     return out

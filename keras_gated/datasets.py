@@ -33,6 +33,7 @@ import io
 import os
 import textwrap
 import zipfile
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -54,7 +55,10 @@ CHECKSUMS = {
     "t10k-images-idx3-ubyte.gz": "cc1d090a38ace84dfa1aa66e3ada7c336ef481a96936906477e6dd344da56eaa",
     "t10k-labels-idx1-ubyte.gz": "8d3605d196f4be44669e46906da9733c8131fef761fdbfec72c424d5222f1a05",
 }
-IMAGE_EXTENSIONS = (".jpg", ".jpeg", ".png", ".bmp", ".gif")
+IMAGE_EXTENSIONS = (".jpg", ".jpeg", ".png", ".bmp", ".gif", ".webp")
+# PIL modes of a grey image (1-bit, 8-bit, 16-bit and 32-bit integer, float, with alpha):
+# a folder of such images only is read grey, a folder with any colour image as RGB.
+GREY_MODES = ("1", "L", "LA", "La", "I", "I;16", "I;16L", "I;16B", "I;16N", "F")
 SPLITS = ("train", "test")
 
 
@@ -174,19 +178,48 @@ def _native_mode(image) -> str:
     return "RGBA" if "A" in image.mode else ("L" if image.mode in ("1", "I", "I;16", "F") else "RGB")
 
 
+def _eight_bits(image):
+    """``image`` with 8-bit channels: a 16- or 32-bit integer grey image is scaled to
+    0-255 (65535 -> 255, as TensorFlow's PNG decoder does), never clipped; a float one is
+    taken as 0-1 when its values are, else as 0-255; other modes are already 8-bit."""
+    from PIL import Image
+
+    if not (image.mode.startswith("I") or image.mode == "F"):
+        return image
+    wide = np.asarray(image, dtype=np.float64)
+    if image.mode == "F":
+        scale = 1 / 255 if wide.size and np.nanmax(wide) <= 1.0 else 1.0
+    else:
+        scale = 257.0  # 16 bits (a 16-bit PNG opens as "I;16" or "I")
+    return Image.fromarray(np.clip(np.round(wide / scale), 0, 255).astype(np.uint8), "L")
+
+
 def decode_image_array(encoded: bytes, channels: int = 0) -> np.ndarray:
     """Decode an image file's bytes to uint8 ``(H, W, C)`` with PIL: ``channels`` 1, 3 or 4
-    (0: the file's own). JPEGs equal TensorFlow's INTEGER_ACCURATE decode bit for bit."""
+    (0: the file's own). JPEGs equal TensorFlow's INTEGER_ACCURATE decode bit for bit;
+    16-bit images are scaled to 8 bits, an alpha channel dropped when ``channels`` asks
+    for none."""
     from PIL import Image
 
     with Image.open(io.BytesIO(encoded)) as image:
         mode = _MODES[channels] if channels else _native_mode(image)
+        image = _eight_bits(image)
         array = np.asarray(image.convert(mode) if image.mode != mode else image, dtype=np.uint8)
     return array[..., None] if array.ndim == 2 else array
 
 
+class CorruptDataError(ValueError):
+    """A local copy of a data set is truncated or corrupt; the message names the file."""
+
+
 class BadImageError(ValueError):
     """An image file of a data set cannot be decoded; the message names it."""
+
+
+def _pil_errors() -> tuple[type[BaseException], ...]:
+    from PIL import Image
+
+    return (OSError, ValueError, SyntaxError, Image.DecompressionBombError)
 
 
 def bad_image(name: str, error: Exception) -> BadImageError:
@@ -201,7 +234,7 @@ def decode_named(encoded: bytes, name: str, channels: int = 0) -> np.ndarray:
     """``decode_image_array``, refusing a file that is not an intact image with its name."""
     try:
         return decode_image_array(encoded, channels)
-    except (OSError, ValueError, SyntaxError) as error:  # PIL's errors for bad image bytes
+    except _pil_errors() as error:  # PIL's errors for bad image bytes, or too many pixels
         raise bad_image(name, error) from None
 
 
@@ -274,22 +307,36 @@ def _folder_classes(directory: Path) -> tuple[str, ...]:
     return names
 
 
-def _check_same_size(files: list[str], size: tuple[int, int]) -> None:
-    """Every image must be ``size`` (width, height); PIL reads only the headers."""
+def _folder_shape(files: list[str]) -> tuple[int, int, int]:
+    """The ``(height, width, channels)`` every image of a folder is read as: one size for
+    all (else a ``ValueError`` naming two that differ), 1 channel when every image is grey
+    (8-bit, 16-bit, with alpha or not), else 3 (RGB; an alpha channel is dropped, as
+    Keras's folder loader does). PIL reads only the headers."""
     from PIL import Image
 
+    size, grey = None, True
     for f in files:
         try:
             image = Image.open(f)
-        except (OSError, ValueError, SyntaxError) as error:
+        except _pil_errors() as error:
             raise bad_image(f, error) from None
         with image:
+            size = size or image.size
             if image.size != size:
                 raise ValueError(
                     f"{f} is {image.size[0]}x{image.size[1]} but {files[0]} is "
                     f"{size[0]}x{size[1]}: an image folder needs images of one size. "
                     "Resize them first (e.g. with PIL's Image.resize)."
                 )
+            grey = grey and image.mode in GREY_MODES
+    return size[1], size[0], 1 if grey else 3
+
+
+def _class_files(folder: Path) -> list[str]:
+    """The images of one class folder, its sub-folders included (as Keras's folder loader
+    reads them), in sorted order."""
+    return [str(f) for f in sorted(folder.rglob("*"))
+            if f.suffix.lower() in IMAGE_EXTENSIONS and f.is_file()]
 
 
 def _image_folder(root: Path, split: str):
@@ -308,17 +355,15 @@ def _image_folder(root: Path, split: str):
         )
     files, labels = [], []
     for label, name in enumerate(class_names):
-        for f in sorted((split_dir / name).iterdir()):
-            if f.suffix.lower() in IMAGE_EXTENSIONS:
-                files.append(str(f))
-                labels.append(label)
+        found = _class_files(split_dir / name)
+        files += found
+        labels += [label] * len(found)
     if not files:
         raise DatasetNotFoundError(f"No images ({', '.join(IMAGE_EXTENSIONS)}) under {split_dir}.")
-    first = decode_named(Path(files[0]).read_bytes(), files[0])
-    _check_same_size(files, (first.shape[1], first.shape[0]))
-    images = decode_all([Path(f).read_bytes() for f in files], first.shape, names=files)
+    shape = _folder_shape(files)
+    images = decode_all([Path(f).read_bytes() for f in files], shape, names=files)
     info = DatasetInfo(
-        str(root), split, len(files), len(class_names), class_names, tuple(first.shape),
+        str(root), split, len(files), len(class_names), class_names, shape,
         str(root), note=f"image folder {root}",
     )
     return images, np.asarray(labels, np.int64), info
@@ -378,7 +423,13 @@ def _local_arrays(tag: str, split: str):
         found = _find(relative)
         if found is not None:
             _warn_unless_registered(found)
-            return reader(found, split)
+            try:
+                return reader(found, split)
+            except (zipfile.BadZipFile, EOFError, gzip.BadGzipFile, zlib.error) as error:
+                raise CorruptDataError(
+                    f"The local copy {found} of {tag} is truncated or corrupt "
+                    f"({type(error).__name__}: {error}): copy it again (its sha256 is in "
+                    "keras_gated.datasets.CHECKSUMS), or remove it to use tfds.") from None
     return None
 
 

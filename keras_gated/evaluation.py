@@ -23,8 +23,40 @@ def weights_classes(name: str, weights: str) -> int | None:
     cfg = released_cfg(name, str(weights))
     if cfg is not None:
         return cfg.classes
+    if str(weights).startswith("hf://"):  # its head as served (downloaded once, then cached)
+        from keras_gated.pretrained.resolve import resolve_weights
+
+        return head_classes(resolve_weights(name, str(weights)).path)
     local = local_weights_file(str(weights))
     return head_classes(Path(local)) if local is not None else None
+
+
+def check_scoring_args(name: str, weights: str, model_args: Mapping[str, Any] | None) -> None:
+    """Refuse (``ValueError``) constructor arguments with which the weights cannot score
+    raw 0-255 images: ``include_top=False`` (no head to score) and an
+    ``include_preprocessing`` other than the one the weights were trained with (the net
+    would see pixels on another scale than in training, and score chance)."""
+    model_args = dict(model_args or {})
+    if model_args.get("include_top", True) is not True:
+        raise ValueError(f"--model-arg include_top={model_args['include_top']} leaves {name} "
+                         "without the head that classifies the images: drop it to evaluate.")
+    if "include_preprocessing" not in model_args:
+        return
+    from keras_gated.pretrained.resolve import resolve_weights
+
+    trained = resolve_weights(name, str(weights)).model_kwargs.get("include_preprocessing", True)
+    if model_args["include_preprocessing"] != trained:
+        raise ValueError(
+            f"The weights {weights!r} were trained with include_preprocessing={trained} (the "
+            f"images' normalisation {'inside' if trained else 'outside'} the net), and evaluate "
+            "feeds raw 0-255 pixels: drop --model-arg include_preprocessing="
+            f"{model_args['include_preprocessing']}.")
+
+
+def _named(names: Sequence[str] | None) -> bool:
+    """Whether ``names`` are real class names (not none, nor ``class<i>`` of weights saved
+    without them)."""
+    return bool(names) and tuple(names) != tuple(f"class{i}" for i in range(len(names)))
 
 
 def check_same_classes(
@@ -33,24 +65,108 @@ def check_same_classes(
     weights: str,
     dataset: str,
     name: str = "",
+    hint: str = "",
 ) -> None:
     """Refuse data whose classes are not the weights' (same count is not enough: a
     CIFAR-10 net scores chance on Fashion-MNIST's ten classes). Generic ``class<i>``
-    names (weights saved without class names) and unnamed data are not compared."""
-    generic = tuple(f"class{i}" for i in range(len(model_names or ())))
-    if not model_names or tuple(model_names) == generic or not data_names:
+    names (weights saved without class names) and unnamed data are not compared.
+    ``hint``: a way out the command offers, added to the message."""
+    if not _named(model_names) or not data_names:
         return
     if [n.lower() for n in model_names] != [n.lower() for n in data_names]:
         raise ValueError(
             f"The weights {weights!r}{f' of {name}' if name else ''} classify "
             f"{', '.join(model_names[:4])}, ... but "
             f"{dataset!r} has the classes {', '.join(data_names[:4])}, ...: evaluate them "
-            "on the data set they were trained on (or fine-tune them on this one first)."
+            "on the data set they were trained on (or fine-tune them on this one first)"
+            f"{hint}."
         )
 
 
+CLASS_MAP_HINT = ("; if its folders hold the same classes under other names (a class name "
+                  "such as T-shirt/top cannot be a folder name), map them with --class-map "
+                  "FOLDER=CLASS")
+
+
+def match_classes(model_names: Sequence[str] | None, data_names: Sequence[str],
+                  labels: np.ndarray, class_map: Mapping[str, str] | None = None
+                  ) -> tuple[tuple[str, ...], np.ndarray]:
+    """``(class names, labels)`` of the data as the weights number their classes.
+
+    ``class_map`` renames data classes (folder name -> the weights' class name; a folder
+    it names that the data lacks is refused). When the data's classes are the weights'
+    in another order (an image folder's are sorted by name), the labels are renumbered
+    to the weights' order; otherwise they are left as they are, for
+    ``check_same_classes`` to judge."""
+    names = tuple(data_names)
+    if class_map:
+        unknown = sorted(set(class_map) - set(names))
+        if unknown:
+            raise ValueError(f"--class-map names {', '.join(unknown)}, which the data set does "
+                             f"not have (its classes: {', '.join(names)}): map its own folders.")
+        names = tuple(class_map.get(n, n) for n in names)
+    if not _named(model_names) or not names:
+        return names, labels
+    wanted = {n.lower(): i for i, n in enumerate(model_names)}
+    if len(names) == len(wanted) and {n.lower() for n in names} == set(wanted):
+        order = np.asarray([wanted[n.lower()] for n in names], np.int64)
+        return tuple(model_names), order[np.asarray(labels, np.int64)]
+    return names, labels
+
+
+def data_classes(model, info, weights: str, dataset: str, name: str = "",
+                 class_map: Mapping[str, str] | None = None) -> np.ndarray:
+    """The label map (data label -> the weights' label) of a data set the weights score:
+    ``match_classes`` then ``check_same_classes`` (refused unless the classes are the
+    weights', with the ``--class-map`` way out). Index it with the data's labels."""
+    names, relabel = match_classes(getattr(model, "class_names", None), info.class_names,
+                                   np.arange(info.num_classes), class_map)
+    check_same_classes(getattr(model, "class_names", None), names, weights, dataset, name,
+                       hint=CLASS_MAP_HINT)
+    return relabel
+
+
+def check_image_size(image_shape: Sequence[int], expected: Sequence[int], dataset: str,
+                     name: str, resize: bool) -> None:
+    """Refuse (``ValueError``) images larger than the model's input unless ``resize``:
+    they would be centre-cropped, which loses the edges of every image. Smaller ones are
+    centre-padded, as ``training.finetune`` adapts them."""
+    (h, w), (height, width) = tuple(image_shape[:2]), tuple(expected[:2])
+    if not resize and (h > height or w > width):
+        raise ValueError(f"The images of {dataset} are {h}×{w} but {name} takes {height}×"
+                         f"{width}: they are never cropped; resize them first, or pass "
+                         f"--resize (resize=True) to scale them to {height}×{width}.")
+
+
+def adapted_in_training(weights: str) -> bool:
+    """Whether ``weights`` is a fine-tuned folder whose run adapted its data to the
+    backbone's input (its ``metrics.json`` records ``input_adaptation``): evaluate then
+    adapts the data the same way, a centre crop included."""
+    import json
+
+    metrics = Path(os.path.expanduser(str(weights))) / "metrics.json"
+    try:
+        return bool(json.loads(metrics.read_text()).get("input_adaptation"))
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def resize_array(images: np.ndarray, size: tuple[int, int], batch: int = 256) -> np.ndarray:
+    """uint8 ``images`` (N, H, W, C) scaled to ``size`` (bilinear, antialiased:
+    ``keras.ops.image.resize``), batch by batch, as uint8."""
+    import keras
+
+    out = np.empty((len(images), *size, images.shape[-1]), np.uint8)
+    for start in range(0, len(images), batch):
+        scaled = keras.ops.image.resize(images[start:start + batch].astype(np.float32), size,
+                                        interpolation="bilinear", antialias=True)
+        out[start:start + batch] = np.clip(np.round(keras.ops.convert_to_numpy(scaled)), 0, 255)
+    return out
+
+
 def evaluate(name: str, weights: str, dataset: str, *, batch_size: int = 256,
-             model_args: Mapping[str, Any] | None = None, data_engine: str = "numpy") -> dict:
+             model_args: Mapping[str, Any] | None = None, data_engine: str = "numpy",
+             resize: bool = False, class_map: Mapping[str, str] | None = None) -> dict:
     """Test accuracy of ``create_model(name, weights=weights, **model_args)`` on
     ``dataset``'s test split (``model_args``: the constructor arguments the weights were
     trained with, e.g. ``{"batch_norm": False}``).
@@ -58,8 +174,12 @@ def evaluate(name: str, weights: str, dataset: str, *, batch_size: int = 256,
     The data goes through the same loader as training (JPEGs decoded bit-identically on
     either engine) and, when its images differ from the model's input (e.g. a CIFAR
     backbone fine-tuned on Fashion-MNIST), the same adaptation as ``training.finetune``.
-    The weights' head must have one output per class of the data set. ``data_engine``:
-    ``"numpy"`` (no TensorFlow) or ``"tf"`` (``tf.data``); both give the same accuracy.
+    The weights' head must have one output per class of the data set, and its classes
+    must be the data's (``class_map``: folder name -> the weights' class name, for folders
+    whose names cannot be the class names; classes in another order are renumbered).
+    Images larger than the model's input are refused unless ``resize`` scales them to it.
+    ``data_engine``: ``"numpy"`` (no TensorFlow) or ``"tf"`` (``tf.data``); both give the
+    same accuracy.
     """
     from keras_gated import datasets
     from keras_gated.registry import create_model
@@ -68,6 +188,7 @@ def evaluate(name: str, weights: str, dataset: str, *, batch_size: int = 256,
         raise ValueError(f"`batch_size` must be a positive integer, got {batch_size!r}.")
     if data_engine not in ("numpy", "tf"):
         raise ValueError(f"Unknown data engine {data_engine!r}; choose numpy or tf.")
+    check_scoring_args(name, weights, model_args)
     if data_engine == "tf":
         ds, info = datasets.load(dataset, "test")
     else:
@@ -83,12 +204,19 @@ def evaluate(name: str, weights: str, dataset: str, *, batch_size: int = 256,
             )
         kwargs = {**saved_input_shape(weights), **(model_args or {})}
         model = create_model(name, weights=weights, classes=info.num_classes, **kwargs)
-        check_same_classes(model.class_names, info.class_names, weights, dataset, name)
+    relabel = data_classes(model, info, weights, dataset, name, class_map)
     expected = tuple(model.inputs[0].shape[1:])
+    check_image_size(info.image_shape, expected, dataset, name, resize or adapted_in_training(weights))
+    scale = resize and tuple(info.image_shape[:2]) != expected[:2]
     model.compile(loss="sparse_categorical_crossentropy", metrics=["accuracy"])
     if data_engine == "tf":
         import tensorflow as tf
 
+        table = tf.constant(relabel)
+        ds = ds.map(lambda x, y: (x, tf.gather(table, y)))
+        if scale:
+            ds = ds.map(lambda x, y: (tf.cast(tf.clip_by_value(tf.round(tf.image.resize(
+                x, expected[:2], antialias=True)), 0, 255), tf.uint8), y))
         if tuple(info.image_shape) != expected:
             ds = datasets.adapt_images(ds, expected)
         from keras_gated.progress import keras_verbose, on_stderr
@@ -97,7 +225,10 @@ def evaluate(name: str, weights: str, dataset: str, *, batch_size: int = 256,
         with on_stderr():
             _, accuracy = model.evaluate(batches, verbose=keras_verbose())
     else:
-        if tuple(info.image_shape) != expected:
+        labels = relabel[labels]
+        if scale:
+            images = resize_array(images, expected[:2])
+        if tuple(images.shape[1:]) != expected:
             images = datasets.adapt_array(images, expected)
         accuracy = accuracy_in_batches(model, images, labels, batch_size)
     return {

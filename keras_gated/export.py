@@ -81,7 +81,9 @@ def export(model: keras.Model, path: str | os.PathLike, format: str, *, verbose:
     """Write ``model`` as ``format`` (``"savedmodel"``, ``"tflite"`` or ``"onnx"``) to ``path``.
 
     Inputs stay raw 0-255 pixels, as for the Keras model. Raises a ValueError naming the
-    backends that can export a format when the current one cannot.
+    backends that can export a format when the current one cannot, and a
+    ``FileExistsError`` when ``path`` exists (a link included): nothing is replaced. The
+    export appears whole (``keras_gated.files.new_output_path``).
     """
     if format not in FORMATS:
         raise ValueError(f"Unknown export format {format!r}; choose one of {', '.join(FORMATS)}.")
@@ -91,15 +93,17 @@ def export(model: keras.Model, path: str | os.PathLike, format: str, *, verbose:
             f"{format} export runs on the {' or '.join(BACKENDS[format])} backend, not {backend}: "
             f"set KERAS_BACKEND={BACKENDS[format][0]}."
         )
-    path = Path(path)
-    if path.exists():
-        raise FileExistsError(f"{path} exists already: choose a new path for the export.")
+    from keras_gated.files import check_new_path, new_output_path
+
+    path = check_new_path(path, "the export path")  # before any work
     check_onnx_converter(model, format)
     if backend == "tensorflow" or format == "savedmodel":  # SavedModel: jax2tf on JAX
         from keras_gated.tensorflow_cpu import import_tensorflow
 
         import_tensorflow(f"Export to {format} on the {backend} backend")
-    prepared_for_export(model).export(str(path), format=FORMATS[format], verbose=verbose)
+    # Written beside and renamed into place: a new path only, never a link followed.
+    with new_output_path(path, "the export path") as staging:
+        prepared_for_export(model).export(str(staging), format=FORMATS[format], verbose=verbose)
     return path
 
 

@@ -21,7 +21,7 @@ import fcntl
 import os
 import re
 import shutil
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 # The file that marks a folder a command is writing; it is locked while the command runs.
@@ -181,6 +181,53 @@ def new_output_folder(path: str | os.PathLike, option: str = "--out") -> Iterato
         os.close(fd)
 
 
+def check_new_path(path: str | os.PathLike, option: str = "--out") -> Path:
+    """``path`` if nothing is there, not even a link (else ``FileExistsError``), and it
+    is not in the zoo (else ``ValueError``): where ``new_output_path`` may write."""
+    path = Path(path).expanduser()
+    if os.path.lexists(path):
+        raise FileExistsError(f"{option} {path} exists already (nothing there is replaced): "
+                              "choose a new path.")
+    check_outside_zoo(path, option)
+    return path
+
+
+@contextlib.contextmanager
+def new_output_path(path: str | os.PathLike, option: str = "--out") -> Iterator[Path]:
+    """Yield a staging path beside ``path`` for one command's output, a file or a folder
+    (an export), that is renamed to ``path`` when the block ends normally: the output
+    appears whole.
+
+    ``path`` must not exist, not even as a link (``FileExistsError``), nor lie in the zoo
+    (``ValueError``): nothing already there is replaced or followed. When the block fails,
+    the staging path is removed and nothing else was touched; when something appeared at
+    ``path`` meanwhile, the finished output is kept at the staging path and the error
+    says where.
+    """
+    path = check_new_path(path, option)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    staging = path.with_name(f".partial-{os.getpid()}-{path.name}")  # the suffix kept
+    _remove(staging)
+    try:
+        yield staging
+    except BaseException:
+        _remove(staging)
+        raise
+    if os.path.lexists(path):
+        raise FileExistsError(f"{path} was written by something else meanwhile, so the "
+                              f"finished output was left in {staging}: move it where you want it.")
+    os.rename(staging, path)
+
+
+def _remove(path: Path) -> None:
+    """Remove ``path`` (a file, a link or a folder) if it is there; a link goes, never what
+    it names."""
+    if path.is_symlink() or path.is_file():
+        path.unlink()
+    elif path.is_dir():
+        shutil.rmtree(path)
+
+
 @contextlib.contextmanager
 def exclusive_lock(path: str | os.PathLike, what: str) -> Iterator[None]:
     """Hold the lock file ``path`` (``flock``, exclusive, non-blocking) for the block; a
@@ -246,23 +293,28 @@ def portable_path(path: str | os.PathLike) -> str:
     return Path(os.path.relpath(absolute, cwd)).as_posix()
 
 
-def portable_text(text: str) -> str:
+def portable_text(text: str, paths: Iterable[str | os.PathLike] = ()) -> str:
     """``text`` (a command line, a note) with the absolute paths of the working folder and
-    the home folder in it made ``./``-relative and ``~/``: what is published names no
-    local folder."""
+    the home folder in it made ``./``-relative and ``~/``, and each of ``paths`` (the
+    folders and files the command was given, wherever they are) as ``portable_path``
+    names it: what is published names no local folder."""
     prefixes = {str(Path.home()): "~", str(Path.cwd()): "."}
+    for path in paths:  # first: the given paths may lie outside both folders
+        absolute = os.path.abspath(Path(path).expanduser())
+        if absolute != "/":
+            prefixes[absolute] = portable_path(absolute)
     for prefix in sorted((p for p in prefixes if p != "/"), key=len, reverse=True):
         text = re.sub(rf"{re.escape(prefix)}(?=/|\b|$)", prefixes[prefix], text)
     return text
 
 
-def portable_record(record: object) -> object:
-    """A JSON-like ``record`` (dicts, lists, strings) with ``portable_text`` applied to
-    every string in it."""
+def portable_record(record: object, paths: Iterable[str | os.PathLike] = ()) -> object:
+    """A JSON-like ``record`` (dicts, lists, strings) with ``portable_text`` (and
+    ``paths``) applied to every string in it."""
     if isinstance(record, str):
-        return portable_text(record)
+        return portable_text(record, paths)
     if isinstance(record, dict):
-        return {key: portable_record(value) for key, value in record.items()}
+        return {key: portable_record(value, paths) for key, value in record.items()}
     if isinstance(record, (list, tuple)):
-        return [portable_record(value) for value in record]
+        return [portable_record(value, paths) for value in record]
     return record

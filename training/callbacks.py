@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import errno
+import io
 import json
 import math
 import os
@@ -25,7 +26,8 @@ def read_log(path: Path) -> list[dict]:
 
 
 def truncate_log(path: Path, epochs: int) -> None:
-    """Keep only the rows of epochs 0 .. epochs-1 (with the header)."""
+    """Keep only the rows of epochs 0 .. epochs-1 (with the header), rewriting the log
+    whole (through a temporary file and a rename)."""
     rows = read_log(path)
     kept = [r for r in rows if int(r["epoch"]) < epochs]
     if len(kept) == len(rows):
@@ -33,10 +35,11 @@ def truncate_log(path: Path, epochs: int) -> None:
     if not kept:
         path.unlink()
         return
-    with path.open("w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(kept)
+    text = io.StringIO(newline="")
+    writer = csv.DictWriter(text, fieldnames=list(rows[0]))
+    writer.writeheader()
+    writer.writerows(kept)
+    write_text_atomic(path, text.getvalue())  # a kill leaves the old log or the new
 
 
 def best_logged(path: Path, monitor: str) -> float | None:
@@ -47,8 +50,8 @@ def best_logged(path: Path, monitor: str) -> float | None:
 
 
 class StopOnNaN(keras.callbacks.Callback):
-    """Stop at the first NaN/inf training loss, or NaN/inf validation loss or accuracy at
-    an epoch's end, and remember where, for a clear message (``nan_at``: (epoch, batch),
+    """Stop at the first NaN/inf training loss, or NaN/inf validation loss or accuracy or
+    weight at an epoch's end, and remember where, for a clear message (``nan_at``: (epoch, batch),
     batch None for the validation)."""
 
     WATCHED_AT_EPOCH_END = ("val_loss", "val_accuracy")
@@ -74,8 +77,12 @@ class StopOnNaN(keras.callbacks.Callback):
         bad = [k for k in self.WATCHED_AT_EPOCH_END
                if (logs or {}).get(k) is not None and not math.isfinite(float(logs[k]))]
         if bad:
-            self.nan_at = (epoch, None)
             self.what = f"the validation's {' and '.join(bad)}"
+        elif not all(np.isfinite(keras.ops.convert_to_numpy(w)).all()
+                     for w in getattr(self.model, "weights", ())):
+            bad, self.what = ["weights"], "a weight of the model"
+        if bad:
+            self.nan_at = (epoch, None)
             self.model.stop_training = True
 
 
@@ -105,9 +112,10 @@ class EpochBackup(keras.callbacks.Callback):
             return  # an epoch cut short: its backup is written with its step count
         self.write(epoch + 1)
 
-    def write(self, epoch: int, step: int = 0) -> None:
+    def write(self, epoch: int, step: int = 0, logs: dict | None = None) -> None:
         """Back up the model and optimizer after ``epoch`` finished epochs and ``step``
-        steps of the next one. With ``shard_mb``, as Keras sharded weights
+        steps of the next one (``logs``: the training metrics of those steps, kept with
+        them so that the epoch's log row covers the whole epoch once resumed). With ``shard_mb``, as Keras sharded weights
         (``<name>.weights.json`` and ``<name>_NNNNN.weights.h5`` files of at most
         ``shard_mb`` MB each). A backup folder that is a symbolic link is refused
         (``ValueError``), and only this callback's older ``epoch-*`` files are removed."""
@@ -136,6 +144,8 @@ class EpochBackup(keras.callbacks.Callback):
         record = {"epoch": epoch, "weights": name}
         if step:
             record["step"] = step
+            if logs:
+                record["logs"] = logs
         write_text_atomic(self.backup_dir / "latest.json", json.dumps(record))
         for old in self.backup_dir.glob("epoch-*.weights.*"):  # only this callback's files
             if old.name not in written:
@@ -175,6 +185,12 @@ def backup_step(backup_dir: str | Path) -> int:
     was written at an epoch's end)."""
     pointer = Path(backup_dir) / "latest.json"
     return int(read_json(pointer).get("step", 0)) if pointer.exists() else 0
+
+
+def backup_logs(backup_dir: str | Path) -> dict[str, float]:
+    """The training metrics of the steps a mid-epoch backup holds ({} for none)."""
+    pointer = Path(backup_dir) / "latest.json"
+    return dict(read_json(pointer).get("logs", {})) if pointer.exists() else {}
 
 
 def restore_backup(model: keras.Model, backup_dir: str | Path) -> int:
@@ -230,6 +246,7 @@ class TimeLimit(keras.callbacks.Callback):
         self.margin_s = margin_s
         self.clock = clock or time.monotonic
         self.stopped_at: tuple[int, int] | None = None
+        self.logs: dict[str, float] = {}  # the training metrics when it stopped
         self._epoch = 0
         self._start = None
         self._longest = 0.0
@@ -246,7 +263,40 @@ class TimeLimit(keras.callbacks.Callback):
             self._longest = max(self._longest, now - self._start)
         if now + self._longest + self.backup_s + self.margin_s > self.deadline:
             self.stopped_at = (self._epoch, batch + 1)
+            self.logs = {k: float(v) for k, v in (logs or {}).items()}
             self.model.stop_training = True
+
+
+def combine_logs(first: dict, first_samples: int, second: dict, second_samples: int) -> dict:
+    """The means of ``first`` (over ``first_samples`` examples) and ``second`` (over
+    ``second_samples``) as one mean over both, key by key (Keras's training metrics are
+    means over the examples seen); keys of ``second`` alone are kept as they are."""
+    total = first_samples + second_samples
+    if total <= 0:
+        return dict(second)
+    return {key: (float(first[key]) * first_samples + float(value) * second_samples) / total
+            if key in first else value for key, value in second.items()}
+
+
+class ResumedEpochLogs(keras.callbacks.Callback):
+    """Make the log row of an epoch resumed in its middle cover the whole epoch: Keras
+    reports the training metrics of the steps this launch ran, and the ones before the
+    stop (``before``, over ``before_samples`` examples of the epoch's ``epoch_samples``)
+    are folded in. Put it before the ``CSVLogger``: the callbacks share the logs."""
+
+    def __init__(self, epoch: int, before: dict, before_samples: int, epoch_samples: int):
+        super().__init__()
+        self.epoch = epoch
+        self.before = before
+        self.before_samples = before_samples
+        self.epoch_samples = epoch_samples
+
+    def on_epoch_end(self, epoch, logs=None):
+        if epoch != self.epoch or not logs or not self.before:
+            return
+        after = self.epoch_samples - self.before_samples
+        training = {k: v for k, v in logs.items() if not k.startswith("val_") and k in self.before}
+        logs.update(combine_logs(self.before, self.before_samples, training, after))
 
 
 class DataEpoch(keras.callbacks.Callback):

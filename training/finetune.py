@@ -231,7 +231,7 @@ def run(args: argparse.Namespace) -> int:
     from keras_gated.files import portable_record, portable_text
     from keras_gated.pretrained.zoo_folder import save_zoo_folder
     from training.build import RunSettings, build_run, run_recipe
-    from training.data import adapt_source, load_split, make_pipeline
+    from training.data import adapt_source, engine_for, load_split, make_pipeline
     from training.loop import evaluate_metrics, fit_resumable, write_metrics
     from training.run_dir import (
         START_AGAIN,
@@ -277,7 +277,8 @@ def run(args: argparse.Namespace) -> int:
                           train_split=train_split)
         model, train, train_info = built.model, built.batches, built.train_info
         check_fingerprint(out, {**settings, "model_kwargs": {
-            "include_top": False, "pooling": "avg", "head_classes": train_info.num_classes}},
+            "include_top": False, "pooling": "avg", "head_classes": train_info.num_classes},
+            "data_engine": engine_for(run_config.data_engine), "backend": backend},
             "[finetune]")
         test_ds, test_info = load_split(args.dataset, "test", run_config.data_engine)
         if built.adapted:
@@ -312,13 +313,18 @@ def run(args: argparse.Namespace) -> int:
             "val_split": built.val_info.note,
             "val_num_examples": built.val_info.num_examples,
             "fast_path": describe(model),
+            # evaluate adapts the data as training did (a crop included) only when told so
+            **({"input_adaptation": adaptation_note(train_info.image_shape,
+                                                    tuple(model.inputs[0].shape[1:]))}
+               if built.adapted else {}),
         })
-        metrics = portable_record(metrics)  # no local folder in what is published
+        given = [p for p in (args.dataset, args.weights, out) if Path(p).expanduser().exists()]
+        metrics = portable_record(metrics, given)  # no local folder in what is published
         try:
             folder = save_zoo_folder(
                 model, zoo, weight_id=weight_id, metrics=metrics,
                 recipe=recipe.describe(), command=metrics["command"],
-                dataset_note=portable_text(
+                dataset_note=portable_text(paths=given, text=
                     (f"{test_info.note}; trained from scratch (baseline)"
                      if from_scratch(args.weights) else
                      f"{test_info.note}; fine-tuned from {args.model} weights {args.weights!r}")
@@ -328,6 +334,7 @@ def run(args: argparse.Namespace) -> int:
                                                  train_info.num_classes, built.adapted),
                 input_adaptation=(adaptation_note(train_info.image_shape, tuple(model.inputs[0].shape[1:]))
                                   if built.adapted else None),
+                check_command=check_command(args.model, zoo, args.dataset),
                 max_shard_bytes=None,  # one file: its card loads it with keras.saving.load_model
             )
         except BaseException:  # no half-written zoo folder; the rerun writes it again
@@ -353,6 +360,19 @@ def adaptation_note(image_shape: Sequence[int], input_shape: Sequence[int]) -> s
         steps.append(f"centre-{verb} from {h}×{w} to {height}×{width}")
     return (f"{h}×{w}×{c} images {' and '.join(steps) or 'unchanged'} "
             f"(`keras_gated.datasets.adapt_images(images, {tuple(input_shape)})`)")
+
+
+def check_command(arch: str, folder: Path, dataset: str) -> str:
+    """The card's command that measures a fine-tuned folder's accuracy again: the folder
+    itself (not a registered release of the same tag) on the data it was tuned on, both
+    named as ``keras_gated.files.portable_path`` names them."""
+    import shlex
+
+    from keras_gated.files import portable_path
+
+    data = portable_path(dataset) if Path(dataset).expanduser().is_dir() else dataset
+    return shlex.join(["keras-gated", "evaluate", arch, "--weights", portable_path(folder),
+                       "--dataset", data]) + "  # or --weights hf://<org>/<repo> once published"
 
 
 def card_usage(arch: str, folder: Path, input_shape: Sequence[int], classes: int, adapted: bool) -> str:

@@ -21,11 +21,14 @@ from training.callbacks import (
     AtomicModelCheckpoint,
     DataEpoch,
     EpochBackup,
+    ResumedEpochLogs,
     StopOnNaN,
     TimeLimit,
     backup_epoch,
+    backup_logs,
     backup_step,
     best_logged,
+    combine_logs,
     restore_backup,
     truncate_log,
 )
@@ -112,6 +115,7 @@ def fit_resumable(model: keras.Model, train, test, *, epochs: int, out: Path, ve
     with scope or contextlib.nullcontext():
         initial_epoch = restore_backup(model, out / "backup")
     start_step = backup_step(out / "backup")
+    logs_before = backup_logs(out / "backup") if start_step else {}
     if initial_epoch or start_step:
         where = f", step {start_step} of epoch {initial_epoch + 1}" if start_step else ""
         print(f"{prefix} resuming from {out / 'backup'} after epoch {initial_epoch}{where}")
@@ -146,6 +150,9 @@ def fit_resumable(model: keras.Model, train, test, *, epochs: int, out: Path, ve
     if hasattr(train, "set_epoch"):  # the numpy engine: the batches of the epoch resumed at
         train.set_epoch(initial_epoch, start_step)
         callbacks.insert(0, DataEpoch(train, initial_epoch, start_step))
+    if logs_before:  # the resumed epoch's row: its steps before the stop and after
+        callbacks.insert(callbacks.index(nan_guard), ResumedEpochLogs(
+            initial_epoch, logs_before, train.examples_in(start_step), train.examples_in()))
     # A resumed epoch that had begun runs on its own first (its remaining steps), then
     # the whole epochs after it.
     segments = [(initial_epoch + 1, initial_epoch)] if start_step else []
@@ -167,8 +174,13 @@ def fit_resumable(model: keras.Model, train, test, *, epochs: int, out: Path, ve
         raise
     if time_limit is not None and time_limit.stopped_at is not None and nan_guard.nan_at is None:
         epoch, steps = time_limit.stopped_at
-        done = steps + (start_step if epoch == initial_epoch else 0)
-        backup.write(epoch, done)
+        resumed = epoch == initial_epoch and start_step
+        done = steps + (start_step if resumed else 0)
+        logs = time_limit.logs
+        if resumed and logs_before:  # the steps of the earlier launches of this epoch too
+            logs = combine_logs(logs_before, train.examples_in(start_step), logs,
+                                train.examples_in(done) - train.examples_in(start_step))
+        backup.write(epoch, done, logs=logs)
         clock.save()
         raise TimeLimitReached(
             f"{prefix} time limit: stopped after step {done} of epoch {epoch + 1} and backed "

@@ -89,6 +89,12 @@ class NumpyBatches(keras.utils.PyDataset):
     def __len__(self) -> int:
         return self._full_length() - self.start_batch
 
+    def examples_in(self, batches: int | None = None) -> int:
+        """The examples in an epoch's first ``batches`` batches (None: the whole epoch)."""
+        full = self._full_length()
+        batches = full if batches is None else min(batches, full)
+        return min(batches * self.transforms.batch_size, len(self.source))
+
     def _order(self, epoch: int) -> np.ndarray:
         if epoch not in self._orders:
             self._orders = {epoch: epoch_order(len(self.source), self.transforms, epoch)}

@@ -34,6 +34,9 @@ FINGERPRINT_FILE = "fingerprint.json"
 METRICS_FILE = "metrics.json"
 STATE_FILE = "run_state.json"
 BACKUP_POINTER = Path("backup") / "latest.json"
+# Settings a run records since they were added to fingerprints: a run recorded before
+# (whose fingerprint lacks one) is not compared on it, as its value then is unknown.
+RECORDED_WHEN_STORED = ("data_engine", "backend")
 START_AGAIN = ("use a new --out, or rerun with --restart (the old run is moved aside to "
                "<out>.old-<timestamp> and kept whole)")
 
@@ -133,6 +136,25 @@ def has_backup(out: Path) -> bool:
 
 
 # --- where the folder may be -------------------------------------------------------------
+# The files and folders a run writes in its folder: none may be a link (a run would write
+# or truncate what it names, e.g. appending to a linked log.csv).
+RUN_FILES = (LOCK_FILE, FINGERPRINT_FILE, METRICS_FILE, STATE_FILE, LOG_FILE, "gates.csv",
+             "last.keras", "best.keras", "partial-last.keras", "partial-best.keras",
+             "tensorboard", "backup")
+
+
+def check_no_linked_run_files(out: Path) -> None:
+    """Refuse (``RunFolderError``) a run folder where a file or folder a run writes is a
+    symbolic link or a file with other hard links: a run never writes through a link."""
+    from keras_gated.files import is_linked
+
+    for name in RUN_FILES:
+        if is_linked(out / name):
+            kind = "a symbolic link" if (out / name).is_symlink() else "a file with other hard links"
+            raise RunFolderError(f"{out / name} is {kind}, which a run never writes through: "
+                                 "replace it by a file or folder of its own, or use a new --out.")
+
+
 def check_out_path(out: Path) -> None:
     """Refuse an ``--out`` that is a file, or lies under one.
 
@@ -277,6 +299,7 @@ def open_run_folder(out: Path, restart: bool = False) -> Iterator[Path]:
     """
     check_out_path(out)
     check_not_in_zoo(out)
+    check_no_linked_run_files(out)
     if restart:
         moved = move_aside(out)
         if moved is not None:
@@ -320,7 +343,8 @@ def _normalised(fingerprint: Mapping[str, Any]) -> dict:
 def differences(stored: Mapping[str, Any], new: Mapping[str, Any],
                 defaults: Mapping[str, Any] | None = None) -> list[str]:
     """``"field: stored X, now Y"`` for every setting of ``new`` that ``stored`` has
-    otherwise (settings ``new`` lacks are not compared).
+    otherwise (settings ``new`` lacks are not compared, nor those of
+    ``RECORDED_WHEN_STORED`` that ``stored`` lacks).
 
     ``defaults``: settings added to runs after some were recorded, at the value a run had
     before (e.g. ``{"lr": None, "model_args": {}}``): a stored fingerprint without one
@@ -333,7 +357,9 @@ def differences(stored: Mapping[str, Any], new: Mapping[str, Any],
     now = _flatten(_normalised(new), whole=whole)
     return [f"{key}: stored {old[key]!r}, now {value!r}" if key in old
             else f"{key}: not stored, now {value!r}"
-            for key, value in now.items() if key not in old or old[key] != value]
+            for key, value in now.items()
+            if (key not in old and key not in RECORDED_WHEN_STORED)
+            or (key in old and old[key] != value)]
 
 
 def check_fingerprint(out: Path, fingerprint: Mapping[str, Any], prefix: str,

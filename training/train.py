@@ -57,7 +57,7 @@ STRATEGY_CHOICES = ("default", "mirrored", "multiworker", "tpu", "dataparallel")
 # values when the flag is not given: a fingerprint.json written before (that lacks them)
 # compares equal to a launch without those flags, so older runs still resume.
 FINGERPRINT_DEFAULTS = {"model_args": {}, "validation_split": None, "lr": None, "clip_norm": None,
-                        "validation_seeded": False,
+                        "validation_seeded": False, "precision": "float32",
                         # recipe fields added later, at the value every earlier recipe had
                         "recipe.lr_schedule": "step", "recipe.warmup": 0.0}
 
@@ -245,9 +245,8 @@ def fingerprint(args: argparse.Namespace, recipe, batch_size: int) -> dict:
                 "validation_split": validation_of(args)[0],
                 "validation_seeded": validation_of(args)[1],
                 "lr": getattr(args, "lr", None),
-                "clip_norm": getattr(args, "clip_norm", None)}
-    if args.precision != "float32":
-        settings["precision"] = args.precision
+                "clip_norm": getattr(args, "clip_norm", None),
+                "precision": args.precision}  # a run of float32 recorded none before
     return settings
 
 
@@ -311,6 +310,7 @@ def run(args: argparse.Namespace) -> int:
     import keras
 
     from keras_gated.fast_path import describe, describe_text
+    from keras_gated.files import portable_record
     from keras_gated.registry import get_model_entry
     from training import distribute
     from training.build import run_recipe
@@ -319,6 +319,7 @@ def run(args: argparse.Namespace) -> int:
     from training.run_dir import (
         START_AGAIN,
         check_fingerprint,
+        check_no_linked_run_files,
         check_run_files,
         finished_run,
         open_run_folder,
@@ -328,6 +329,7 @@ def run(args: argparse.Namespace) -> int:
     backend = keras.backend.backend()
     entry = get_model_entry(args.model)
     out = Path(args.out or f"runs/{args.model}.{Path(args.dataset).name}")
+    check_no_linked_run_files(out)  # before its fingerprint is read
     args.resolved_validation = resolve_validation(
         args.validation_split, None if args.restart else recorded_settings(out))
     run_config = run_settings(args)
@@ -347,8 +349,9 @@ def run(args: argparse.Namespace) -> int:
         set_precision(args.precision)
         strategy = distribute.make_strategy(args.strategy, args.cpu_replicas)
         built = build_run(run_config, scope=distribute.scope(strategy))
-        check_fingerprint(out, {**settings, "model_kwargs": built.model_kwargs}, "[train]",
-                          defaults=FINGERPRINT_DEFAULTS)
+        check_fingerprint(out, {**settings, "model_kwargs": built.model_kwargs,
+                                "data_engine": run_config.data_engine, "backend": backend},
+                          "[train]", defaults=FINGERPRINT_DEFAULTS)
         model, decayed, train = built.model, built.decayed, built.batches
         train_info, val_ds, val_info = built.train_info, built.val_ds, built.val_info
         test_ds, test_info = load_split(args.dataset, "test", run_config.data_engine)
@@ -398,8 +401,8 @@ def run(args: argparse.Namespace) -> int:
             _, val_accuracy = model.evaluate(val, verbose=0)
             extra["val_num_examples"] = val_info.num_examples
             extra["val_accuracy"] = round(float(val_accuracy), 4)
-        metrics = evaluate_metrics(model, test, test_info, out, extra)
-        write_metrics(out, metrics)
+        metrics = portable_record(evaluate_metrics(model, test, test_info, out, extra))
+        write_metrics(out, metrics)  # names no local folder: a release copies it
     print(f"[train] test accuracy {metrics['test_accuracy']:.4f} ({test_info.num_examples} "
           f"images); wrote {out / 'metrics.json'}")
     return 0

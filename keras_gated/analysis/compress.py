@@ -27,6 +27,7 @@ random blocks) and ``"scratch"`` (the smaller architecture the method chooses, o
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,7 +36,12 @@ from typing import Any
 import keras
 import numpy as np
 
-from keras_gated.analysis.compress_training import RunBackup, train_epochs
+from keras_gated.analysis.compress_training import (
+    RunBackup,
+    data_digest,
+    train_epochs,
+    weights_digest,
+)
 from keras_gated.analysis.prune import prune
 from keras_gated.analysis.removal import removable_blocks
 from keras_gated.gating import gated_blocks, residual_gate_of
@@ -125,6 +131,23 @@ def choose_blocks(order: Sequence[str], saved: dict[str, int], total: int, *,
                          f"blocks leaves {remaining / total:.3f} of the MACs; ask for "
                          f"macs >= {math.ceil(remaining / total * 1000) / 1000}.")
     return chosen
+
+
+def check_hyperparameters(*, strength: float, learning_rate: float | None,
+                          batch_size: int) -> None:
+    """Refuse (``ValueError``, one sentence) a pressure strength that is not a finite
+    number >= 0, a learning rate that is not a finite number > 0, or a batch size < 1:
+    with them training diverges or does nothing, and a folder of NaN weights would be
+    written."""
+    if not (isinstance(strength, numbers.Real) and math.isfinite(strength) and strength >= 0):
+        raise ValueError(f"strength={strength} must be a finite number >= 0 (the pressure λ, "
+                         "e.g. 0.01).")
+    if learning_rate is not None and not (isinstance(learning_rate, numbers.Real)
+                                          and math.isfinite(learning_rate) and learning_rate > 0):
+        raise ValueError(f"learning_rate={learning_rate} must be a finite number > 0 "
+                         "(e.g. 0.01).")
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+        raise ValueError(f"batch_size={batch_size} must be a whole number >= 1.")
 
 
 @dataclass
@@ -235,6 +258,7 @@ def compress(
         raise ValueError(f"Unknown baseline {baseline!r}; choose one of {', '.join(BASELINES)}.")
     if epochs < 0 or (pressure_epochs is not None and pressure_epochs < 0):
         raise ValueError("epochs and pressure_epochs must be 0 or more.")
+    check_hyperparameters(strength=strength, learning_rate=learning_rate, batch_size=batch_size)
     candidates = compressible_blocks(model)
     if not candidates:
         raise ValueError(not_compressible(model))
@@ -245,6 +269,8 @@ def compress(
                     pressure_epochs=pressure_epochs, strength=strength, baseline=baseline,
                     remove=list(remove) if remove is not None else None, batch_size=batch_size,
                     learning_rate=learning_rate, augment=augment, seed=seed)
+    if backup_dir is not None:  # what it trains on and from: a backup of other data is refused
+        settings.update(source_weights=weights_digest(model), training_data=data_digest(data))
     backup = RunBackup(backup_dir, settings)
     keras.utils.set_random_seed(seed)
     fit_args = dict(batch_size=batch_size, augment=augment, seed=seed, verbose=verbose,

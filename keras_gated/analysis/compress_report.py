@@ -113,7 +113,8 @@ def write_compressed(result: CompressionResult, source: keras.Model, out: str | 
     from keras_gated.pretrained.zoo_folder import save_zoo_folder
 
     out = Path(out)
-    command, source_weights = portable_text(command), portable_text(source_weights)
+    given = [dataset] if Path(dataset).expanduser().exists() else []  # a local folder
+    command, source_weights = portable_text(command, given), portable_text(source_weights, given)
     x, y = test
     record = result.record
     names = {"source": source, "removed, not fine-tuned": result.before_finetune,
@@ -150,15 +151,11 @@ def write_compressed(result: CompressionResult, source: keras.Model, out: str | 
                     command=command, overwrite=True, usage=usage, notes=notes,
                     max_shard_bytes=None,  # a save folder keras.saving.load_model reads
                     class_names=list(class_names) or None,
-                    dataset_note=portable_text(dataset_note or f"{dataset}, test split"))
-    # The card's check command, for this folder rather than a released tag.
-    card = out / "README.md"
-    card.write_text(card.read_text().replace(
-        f"keras-gated evaluate {arch} --weights {weight_id.partition('.')[2]} "
-        f"--dataset {weight_id.partition('.')[2]}",
-        f"keras-gated evaluate {arch} --weights {shlex.quote(folder)} "
-        f"--dataset {shlex.quote(portable_text(dataset))}"))
-    numbers = {"record": portable_record(record), "measured": points, "command": command,
+                    dataset_note=portable_text(dataset_note or f"{dataset}, test split", given),
+                    # the card's check command, for this folder rather than a released tag
+                    check_command=shlex.join(["keras-gated", "evaluate", arch, "--weights", folder,
+                                              "--dataset", portable_text(dataset, given)]))
+    numbers = {"record": portable_record(record, given), "measured": points, "command": command,
                "backend": keras.backend.backend(), "timing_images": timing_images}
     (out / RECORD_FILE).write_text(json.dumps(numbers, indent=2) + "\n")
     plot_tradeoff(points, out / PLOT_FILE, f"{arch}: compressed at {budget} ({record['method']})")

@@ -38,6 +38,9 @@ SCHEDULES = ("constant", "cosine")
 SETTINGS_FILE = "settings.json"
 # The files a backup writes (settings, per-phase records and weights, and their partial
 # versions): the only files it ever deletes.
+# Settings a backup records since they were added (what the run trains on, and from):
+# a backup written before, whose settings.json lacks one, is not compared on it.
+RECORDED_WHEN_STORED = ("training_data", "source_weights")
 BACKUP_FILE = re.compile(r"(settings|[a-z]+)\.json(\.partial)?|[a-z]+(-\d{4}|\.partial)?\.weights\.h5")
 
 
@@ -54,8 +57,9 @@ class RunBackup:
         wanted = json.loads(json.dumps(settings))
         if path.is_file():
             found = json.loads(path.read_text())
-            if found != wanted:
-                changed = sorted(k for k in set(found) | set(wanted) if found.get(k) != wanted.get(k))
+            changed = sorted(k for k in set(found) | set(wanted) if found.get(k) != wanted.get(k)
+                             and not (k in RECORDED_WHEN_STORED and k not in found))
+            if changed:
                 raise ValueError(f"The backup in {self.folder} is of a compress run with other "
                                  f"settings ({', '.join(changed)}): give the same arguments to "
                                  "resume it, or a new backup folder to start afresh.")
@@ -127,6 +131,45 @@ def remove_backup(folder: str | Path) -> None:
         folder.rmdir()
 
 
+def digest(*arrays: Any) -> str:
+    """A short sha256 of ``arrays`` (their dtype, shape and bytes): what a backup records
+    of the data it trains on and of the weights it starts from."""
+    import hashlib
+
+    h = hashlib.sha256()
+    for array in arrays:
+        array = np.ascontiguousarray(array)
+        h.update(f"{array.dtype.str}{array.shape}".encode())
+        h.update(memoryview(array).cast("B"))
+    return h.hexdigest()[:16]
+
+
+def weights_digest(model: keras.Model) -> str:
+    """``digest`` of every weight of ``model``, in order."""
+    return digest(*(np.asarray(keras.ops.convert_to_numpy(w)) for w in model.weights))
+
+
+def data_digest(data: Any) -> str | None:
+    """``digest`` of ``(x, y)`` arrays; None for other data (a dataset, a ``PyDataset``),
+    which cannot be read twice cheaply."""
+    if isinstance(data, (tuple, list)) and len(data) == 2:
+        return digest(np.asarray(data[0]), np.asarray(data[1]))
+    return None
+
+
+def check_finite(model: keras.Model, row: dict, phase: str, epoch: int) -> None:
+    """Stop (``ValueError``, one sentence) when an epoch's training metrics or the model's
+    weights are NaN or infinite: a diverged net is never backed up nor written."""
+    bad = [name for name, value in row.items() if not math.isfinite(value)]
+    if not bad and not all(np.isfinite(np.asarray(keras.ops.convert_to_numpy(w))).all()
+                           for w in model.weights):
+        bad = ["the weights"]
+    if bad:
+        raise ValueError(f"Training diverged in epoch {epoch + 1} of the {phase} phase "
+                         f"({', '.join(bad)} became NaN or infinite): lower the learning rate "
+                         "or the pressure strength and run again; nothing was written.")
+
+
 def from_logits(model: keras.Model) -> bool:
     """Whether the model's ``predictions`` layer leaves its outputs as logits."""
     try:
@@ -186,11 +229,14 @@ def train_epochs(model: keras.Model, data, *, epochs: int, batch_size: int,
             xs, ys = _epoch_arrays(np.asarray(data[0]), np.asarray(data[1]), epoch=epoch,
                                    seed=seed, augment=augment)
             history = model.fit(xs, ys, batch_size=batch_size, epochs=epoch + 1,
-                                initial_epoch=epoch, shuffle=False, verbose=verbose).history
+                                initial_epoch=epoch, shuffle=False, verbose=verbose,
+                                callbacks=[keras.callbacks.TerminateOnNaN()]).history
         else:
-            history = model.fit(data, epochs=epoch + 1, initial_epoch=epoch,
-                                verbose=verbose).history
-        rows.append({name: float(values[-1]) for name, values in history.items()})
+            history = model.fit(data, epochs=epoch + 1, initial_epoch=epoch, verbose=verbose,
+                                callbacks=[keras.callbacks.TerminateOnNaN()]).history
+        row = {name: float(values[-1]) for name, values in history.items()}
+        check_finite(model, row, phase, epoch)  # before the backup: never a NaN backup
+        rows.append(row)
         backup.save(phase, model, rows)
         if on_epoch is not None:
             on_epoch(phase, epoch, rows[-1])

@@ -39,9 +39,15 @@ def load_examples(dataset: str, examples: int, split: str = "test", seed: int = 
     Needs no TensorFlow (``keras_gated.datasets.load_numpy``)."""
     from keras_gated import datasets
 
-    x, y, info = datasets.load_numpy(dataset, split)
-    if examples < info.num_examples:
-        chosen = np.sort(np.random.default_rng(seed).choice(info.num_examples, examples, replace=False))
+    x, y, _ = datasets.load_numpy(dataset, split)
+    return subset(x, y, examples, seed)
+
+
+def subset(x: np.ndarray, y: np.ndarray, examples: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """``load_examples`` of arrays already loaded: all of them when there are no more
+    than ``examples``, else a random subset (``seed``) in their order; images as float32."""
+    if examples < len(x):
+        chosen = np.sort(np.random.default_rng(seed).choice(len(x), examples, replace=False))
         x, y = x[chosen], y[chosen]
     return x.astype(np.float32), np.asarray(y)
 

@@ -516,13 +516,25 @@ def network_errors() -> tuple[type[BaseException], ...]:
     return (*transport_errors(), HfHubHTTPError)
 
 
+def hub_status(error: BaseException) -> int | None:
+    """The HTTP status the Hub answered with (404, 401...), None when it did not answer."""
+    response = getattr(error, "response", None)
+    return getattr(response, "status_code", None)
+
+
 def unreachable_message(cfg: PretrainedCfg, error: BaseException,
                         found: tuple[str, Path] | None = None) -> str:
-    """One sentence for a download of released weights that could not reach the Hub:
-    the local copy that already serves them (``found``, from ``local_copy``), or how to
-    get them."""
+    """One sentence for a download of released weights that could not reach the Hub, or
+    that the Hub refused (an HTTP status: the repo or revision is not there, or not
+    readable with this token): the local copy that already serves them (``found``, from
+    ``local_copy``), or how to get them."""
+    status = hub_status(error)
     reason = f"{type(error).__name__}, HF_HUB_OFFLINE" if _offline() else type(error).__name__
     where = f"Cannot reach the Hub for {cfg.hf_hub_id} ({reason})"
+    if status is not None:
+        where = (f"The Hub at {_hf().constants.ENDPOINT} answered HTTP {status} for "
+                 f"{cfg.hf_hub_id}@{cfg.revision or 'main'} ({type(error).__name__}: the repo "
+                 "or revision is not there, or HF_TOKEN cannot read it)")
     if found is not None:
         label, path = found
         return (
@@ -530,9 +542,12 @@ def unreachable_message(cfg: PretrainedCfg, error: BaseException,
             f"already serves weights={cfg.tag!r} and create_model({cfg.weight_id!r})."
         )
     return without_credentials(
-        f"{where}, and no local copy serves it: connect to {_hf().constants.ENDPOINT} (or "
-        f"unset HF_HUB_OFFLINE) and run `keras-gated pull {cfg.weight_id}` again, or set "
-        f"${ZOO_ENV} to a folder holding {cfg.weight_id}/{cfg.file_name}"
+        f"{where}, and no local copy serves it: "
+        + (f"check HF_ENDPOINT and the registered config of {cfg.weight_id}, or set "
+           if status is not None else
+           f"connect to {_hf().constants.ENDPOINT} (or unset HF_HUB_OFFLINE) and run "
+           f"`keras-gated pull {cfg.weight_id}` again, or set ")
+        + f"${ZOO_ENV} to a folder holding {cfg.weight_id}/{cfg.file_name}"
         + (f" and its {len(cfg.shards)} shards." if cfg.shards else ".")
     )
 

@@ -143,6 +143,7 @@ def model_card(
     usage: str | None = None,
     input_adaptation: str | None = None,
     sharded: bool = False,
+    check_command: str | None = None,
 ) -> str:
     """The README.md model card of a zoo folder (front matter + markdown body); ``sharded``:
     its weights are a shard index and shards (``keras_gated.pretrained.shards``).
@@ -161,7 +162,9 @@ def model_card(
     weight that is not registered (a user's fine-tuned folder) must replace with lines
     that work for it. ``input_adaptation``: how images of the data set were brought to
     the model's input (e.g. tiled to 3 channels and centre-padded), recorded in the front
-    matter and said under the inputs.
+    matter and said under the inputs. ``check_command``: the command that measures the
+    accuracy again, default ``keras-gated evaluate <arch> --weights <tag> --dataset <tag>``
+    of a registered release (a folder that is not one names itself and its data).
     """
     from huggingface_hub import EvalResult, ModelCardData
 
@@ -258,7 +261,7 @@ Reproduce it with:
 (last-epoch) model. Check it with:
 
 ```bash
-keras-gated evaluate {arch} --weights {tag} --dataset {tag}
+{check_command or f"keras-gated evaluate {arch} --weights {tag} --dataset {tag}"}
 ```
 {notes_section}
 ## Data caveats
@@ -387,6 +390,7 @@ def save_zoo_folder(
     usage: str | None = None,
     input_adaptation: str | None = None,
     max_shard_bytes: int | None = MAX_SHARD_BYTES,
+    check_command: str | None = None,
 ) -> Path:
     """Write ``folder`` with exactly the files that go to the Hub repo of ``weight_id``.
 
@@ -408,8 +412,8 @@ def save_zoo_folder(
         extra: additional model-card front-matter entries.
         notes: markdown for the card's "Notes" section (e.g. the paper comparison).
         overwrite: replace an existing non-empty folder.
-        usage, input_adaptation: as ``model_card``'s (a weight that is not registered
-            needs its own usage lines).
+        usage, input_adaptation, check_command: as ``model_card``'s (a weight that is
+            not registered needs its own usage lines and check command).
         max_shard_bytes: weights larger than this are saved as shards of at most this
             size (``model.weights.json`` + ``model_00000.weights.h5``, ...); None: one
             ``model.weights.h5`` of any size, a folder ``keras.saving.load_model`` reads
@@ -492,6 +496,7 @@ def save_zoo_folder(
         usage=usage,
         input_adaptation=input_adaptation,
         sharded=sharded,
+        check_command=check_command,
     )
     (folder / CARD_FILE).write_text(card)
     if training_log is not None:

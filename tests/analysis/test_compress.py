@@ -140,10 +140,11 @@ def test_a_stopped_run_resumes_from_its_backup_and_ends_where_an_unstopped_one_d
 
 def test_a_backup_of_other_settings_is_refused_with_what_differs(tmp_path):
     x, y = _data((28, 28, 1), n=16)
-    compress(_fc(), (x, y), blocks=1, epochs=0, pressure_epochs=1, batch_size=16,
+    source = _fc()
+    compress(source, (x, y), blocks=1, epochs=0, pressure_epochs=1, batch_size=16,
              backup_dir=tmp_path / "b", delete_backup=False)
     with pytest.raises(ValueError, match=r"other settings \(blocks\).*same arguments"):
-        compress(_fc(), (x, y), blocks=2, epochs=0, pressure_epochs=1, batch_size=16,
+        compress(source, (x, y), blocks=2, epochs=0, pressure_epochs=1, batch_size=16,
                  backup_dir=tmp_path / "b")
 
 
@@ -294,6 +295,8 @@ def test_cli_writes_a_folder_that_loads_and_evaluates_to_its_card(tmp_path):
     assert (out / "tradeoff.png").stat().st_size > 1000
     card = (out / "README.md").read_text()
     assert "keras-gated compress gresnetfc2" in card and "block1" in card and "images / s" in card
+    check = card.split("Check it with:")[1]
+    assert "keras-gated evaluate gresnetfc2 --weights " in check and "--weights tiny" not in check
     x = np.asarray(np.random.default_rng(0).uniform(0, 255, (4, 28, 28, 1)), "float32")
     loaded = keras.saving.load_model(out)
     built = kg.create_model("gresnetfc2", weights=str(out), classes=2)
