@@ -251,7 +251,9 @@ def test_the_pth_imports_nothing_heavy_at_start(installed, tmp_path):
     code = ("import site, sys; before = set(sys.modules); "
             f"site.addsitedir({str(installed)!r}); print(sorted(set(sys.modules) - before)); "
             "print(type(sys.meta_path[0]).__name__)")
-    result = _python_outside(None, ["-c", code], tmp_path)
+    # The install first on the path, as in its own environment: the .pth imports the startup
+    # module beside it (not an editable install's copy in this environment's site-packages).
+    result = _python_outside(installed, ["-c", code], tmp_path)
     assert result.returncode == 0 and result.stderr == "", result.stderr[-4000:]
     new_modules, finder = result.stdout.strip().splitlines()
     allowed = {"_keras_gated_startup", "__future__", "importlib", "importlib._bootstrap",
