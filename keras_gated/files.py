@@ -54,7 +54,7 @@ def is_linked(path: str | os.PathLike) -> bool:
         return True
     try:
         status = os.stat(path)
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # nothing there (or a file in its path)
         return False
     return path.is_file() and status.st_nlink > 1
 

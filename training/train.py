@@ -320,6 +320,7 @@ def run(args: argparse.Namespace) -> int:
         START_AGAIN,
         check_fingerprint,
         check_no_linked_run_files,
+        check_out_path,
         check_run_files,
         finished_run,
         open_run_folder,
@@ -329,6 +330,7 @@ def run(args: argparse.Namespace) -> int:
     backend = keras.backend.backend()
     entry = get_model_entry(args.model)
     out = Path(args.out or f"runs/{args.model}.{Path(args.dataset).name}")
+    check_out_path(out)  # a file, or a path under one: a wrong argument, said as such
     check_no_linked_run_files(out)  # before its fingerprint is read
     args.resolved_validation = resolve_validation(
         args.validation_split, None if args.restart else recorded_settings(out))

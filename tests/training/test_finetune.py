@@ -1,6 +1,8 @@
 """python -m training.finetune: pretrained backbone, new head, zoo-style folder."""
 
 import json
+import os
+from pathlib import Path
 
 import keras
 import numpy as np
@@ -155,7 +157,8 @@ def test_finetune_says_what_it_chose_and_records_a_command_that_reruns_it(tmp_pa
     command = metrics["command"].split()
     assert command[command.index("--batch-size") + 1] == "16"
     assert command[command.index("--epochs") + 1] == "1"
-    assert command[command.index("--out") + 1] in (str(out), "run")
+    recorded_out = command[command.index("--out") + 1]  # relative to the working folder
+    assert Path(os.path.abspath(recorded_out)) == out
     # The recorded command is the same run: rerun as recorded, it is found finished.
     args = command[command.index("-m") + 2:]
     assert finetune.main(args) == 0
