@@ -20,6 +20,7 @@ import numpy as np
 from keras_gated.recipes import Recipe
 from keras_gated.transforms import Transforms
 from training.numpy_engine import ArraySource, NumpyBatches
+from training.tf_epochs import SeededEpochs
 
 ENGINES = ("numpy", "tf")
 # The engine a run uses when it does not choose one (docs/data_engines.md: measured the
@@ -87,58 +88,6 @@ def adapt_source(ds, shape: tuple[int, int, int]):
     return adapt_images(ds, shape)
 
 
-def _random_crop(images, height, width, pad: int):
-    """Each image of a padded batch ``(N, H + 2 pad, W + 2 pad, C)`` cropped back to
-    ``(N, H, W, C)`` at its own random offset (uniform over the 2 pad + 1 positions per
-    axis, as ``tf.image.random_crop``)."""
-    tf = _tf()
-    n = tf.shape(images)[0]
-    top = tf.random.uniform([n], 0, 2 * pad + 1, dtype=tf.int32)
-    left = tf.random.uniform([n], 0, 2 * pad + 1, dtype=tf.int32)
-    rows = top[:, None] + tf.range(height)[None, :]
-    cols = left[:, None] + tf.range(width)[None, :]
-    images = tf.gather(images, rows, axis=1, batch_dims=1)
-    return tf.gather(images, cols, axis=2, batch_dims=1)
-
-
-def _random_flip(images):
-    """Each image of a batch mirrored left-right with probability 1/2."""
-    tf = _tf()
-    flip = tf.random.uniform([tf.shape(images)[0]]) < 0.5
-    return tf.where(flip[:, None, None, None], tf.reverse(images, axis=[2]), images)
-
-
-def augment(images, recipe: Recipe, fill=0.0):
-    """Pad (recipe size and mode), random crop back to the input size, random flip.
-
-    ``images`` is float32: one image ``(H, W, C)`` or a batch ``(N, H, W, C)`` whose
-    images are cropped and flipped independently. ``pad_mode="mean"`` pads with
-    ``fill``, the per-channel mean the model normalises with: the same as zero padding
-    *after* normalisation, which is what the Torch references (fb.resnet.torch, the
-    Highway Caffe nets) do.
-    """
-    tf = _tf()
-    single = images.shape.rank == 3
-    batch = images[None] if single else images
-    static_shape = batch.shape
-    if recipe.pad:
-        p = recipe.pad
-        height, width = tf.shape(batch)[1], tf.shape(batch)[2]
-        paddings = [[0, 0], [p, p], [p, p], [0, 0]]
-        if recipe.pad_mode == "reflect":
-            padded = tf.pad(batch, paddings, mode="REFLECT")
-        elif recipe.pad_mode == "mean":
-            fill = tf.cast(fill, batch.dtype)
-            padded = tf.pad(batch - fill, paddings) + fill
-        else:
-            padded = tf.pad(batch, paddings)
-        batch = _random_crop(padded, height, width, p)
-    if recipe.flip:
-        batch = _random_flip(batch)
-    batch = tf.ensure_shape(batch, static_shape)
-    return batch[0] if single else batch
-
-
 def normalisation_mean(model) -> list[float] | float:
     """The per-channel mean of a model's in-model ``preprocessing`` Normalization (0-255
     pixels), or 0 when it has none (the fill of ``pad_mode="mean"``)."""
@@ -169,9 +118,10 @@ def make_pipeline(
     """Batches of ``(float32 raw 0-255 images, int64 labels)``; augmented when training.
 
     ``ds`` chooses the engine: an ``ArraySource`` gives a ``NumpyBatches`` (a
-    ``keras.utils.PyDataset``), a ``tf.data.Dataset`` a ``tf.data`` pipeline; both run
-    ``Transforms.from_recipe(recipe, ...)``. ``pad_fill``: the padding value of
-    ``pad_mode="mean"`` (see ``normalisation_mean``).
+    ``keras.utils.PyDataset``), a ``tf.data.Dataset`` a ``tf.data`` pipeline (for
+    training, ``training.tf_epochs.SeededEpochs``: one per epoch, a function of ``seed``
+    and the epoch); both run ``Transforms.from_recipe(recipe, ...)``. ``pad_fill``: the
+    padding value of ``pad_mode="mean"`` (see ``normalisation_mean``).
 
     In the ``tf.data`` pipeline the cache holds the decoded images (uint8), shuffling
     draws from the whole split (``num_examples``), and the cast and augmentation run per
@@ -182,19 +132,14 @@ def make_pipeline(
                                             seed=seed, pad_fill=pad_fill,
                                             drop_remainder=drop_remainder)
         return NumpyBatches(ds, transforms)
+    if training:
+        return SeededEpochs(ds, recipe, batch_size=batch_size, num_examples=num_examples,
+                            seed=seed, pad_fill=pad_fill, cache=cache,
+                            drop_remainder=drop_remainder)
     tf = _tf()
     if cache:
         ds = ds.cache()
-    if training:
-        buffer = num_examples or 10_000
-        ds = ds.shuffle(buffer, seed=seed, reshuffle_each_iteration=True)
     ds = ds.batch(batch_size, drop_remainder=drop_remainder)
-
-    def prepare(images, labels):
-        images = tf.cast(images, tf.float32)
-        if training:
-            images = augment(images, recipe, pad_fill)
-        return images, labels
-
-    ds = ds.map(prepare, num_parallel_calls=tf.data.AUTOTUNE)
+    ds = ds.map(lambda images, labels: (tf.cast(images, tf.float32), labels),
+                num_parallel_calls=tf.data.AUTOTUNE)
     return ds.prefetch(tf.data.AUTOTUNE)

@@ -32,7 +32,9 @@ from training.callbacks import (
     restore_backup,
     truncate_log,
 )
+from training.numpy_engine import NumpyBatches
 from training.run_dir import METRICS_FILE, disk_error, read_json, write_text_atomic
+from training.tf_epochs import SeededEpochs
 
 GATES_FILE = "gates.csv"  # k and g(k) of every Residual Gate per epoch (gated nets only)
 
@@ -86,6 +88,16 @@ def tensorboard_available() -> bool:
         return False
 
 
+def fit_data(train, begin: int, end: int) -> dict:
+    """``fit``'s ``x`` (and ``steps_per_epoch``) for epochs ``begin .. end - 1``: the tf
+    engine's batches of exactly those epochs (``SeededEpochs``: each a function of the
+    seed and the epoch, so a resumed run sees the batches the uninterrupted one saw), or
+    ``train`` itself (a ``PyDataset`` told its epoch by ``DataEpoch``, or any data)."""
+    if isinstance(train, SeededEpochs):
+        return {"x": train.from_epoch(begin, end), "steps_per_epoch": train.steps_per_epoch}
+    return {"x": train}
+
+
 class TimeLimitReached(Exception):
     """``fit_resumable`` stopped at its time limit after writing a backup; the message
     says where and how to go on."""
@@ -108,7 +120,7 @@ def fit_resumable(model: keras.Model, train, test, *, epochs: int, out: Path, ve
     ``shard_mb``: write backups as Keras sharded weights of at most this many MB a file.
     """
     deadline = time.monotonic() + time_limit_s if time_limit_s is not None else None
-    if (deadline is not None or backup_step(out / "backup")) and not hasattr(train, "set_epoch"):
+    if (deadline is not None or backup_step(out / "backup")) and not isinstance(train, NumpyBatches):
         raise ValueError("--time-limit stops and resumes within an epoch, which needs the "
                          "numpy data engine (--data-engine numpy).")
     clock = WallClock(out / "run_state.json")
@@ -147,7 +159,7 @@ def fit_resumable(model: keras.Model, train, test, *, epochs: int, out: Path, ve
                          GateLogger(out / GATES_FILE))
     if time_limit is not None:
         callbacks.insert(1, time_limit)
-    if hasattr(train, "set_epoch"):  # the numpy engine: the batches of the epoch resumed at
+    if isinstance(train, NumpyBatches):  # the batches of the epoch resumed at
         train.set_epoch(initial_epoch, start_step)
         callbacks.insert(0, DataEpoch(train, initial_epoch, start_step))
     if logs_before:  # the resumed epoch's row: its steps before the stop and after
@@ -161,10 +173,11 @@ def fit_resumable(model: keras.Model, train, test, *, epochs: int, out: Path, ve
         for end, begin in segments:
             if begin >= end or nan_guard.nan_at is not None:
                 continue
-            if hasattr(train, "set_epoch") and begin != initial_epoch:
+            if isinstance(train, NumpyBatches) and begin != initial_epoch:
                 train.set_epoch(begin)
-            model.fit(train, epochs=end, initial_epoch=begin, validation_data=test,
-                      callbacks=callbacks, verbose=verbose, shuffle=False)  # the pipeline shuffles
+            model.fit(**fit_data(train, begin, end), epochs=end, initial_epoch=begin,
+                      validation_data=test, callbacks=callbacks, verbose=verbose,
+                      shuffle=False)  # the pipeline shuffles
             if time_limit is not None and time_limit.stopped_at is not None:
                 break
     except Exception as error:

@@ -367,8 +367,9 @@ def check_fingerprint(out: Path, fingerprint: Mapping[str, Any], prefix: str,
     """Make sure a backup in ``out`` is this run's before it is resumed.
 
     ``fingerprint``: the settings that make a run (model, data, recipe, epochs, batch
-    size, seed, model constructor arguments...). Without a backup the fingerprint is
-    (re)written: nothing is resumed. With a backup it must equal the stored one, else a
+    size, seed, model constructor arguments...). Without a backup nothing is resumed: the
+    fingerprint is written, or, where a run stopped before its first backup left one, it
+    must equal that one. With a backup it must equal the stored one. Either way a
     ``RunFolderError`` names the differences. A backup without a fingerprint (one
     removed, or from before runs kept one) is refused: its settings are unknown, and
     resuming it under this launch's could record a run that never happened. A stored
@@ -392,6 +393,16 @@ def check_fingerprint(out: Path, fingerprint: Mapping[str, Any], prefix: str,
                 f"{START_AGAIN}."
             )
         return
+    if stored is not None:
+        changed = differences(stored, new, defaults)
+        if changed:
+            # A run stopped before its first backup: nothing to resume, but its folder
+            # (log, fingerprint) belongs to that run and is not taken over by another.
+            raise RunFolderError(
+                f"{out} holds a run stopped before its first backup with other settings "
+                f"({'; '.join(changed)}); rerun with the settings of {path} to start it "
+                f"again, or {START_AGAIN}."
+            )
     if stored != new:
         write_text_atomic(path, json.dumps(new, indent=2) + "\n")
 

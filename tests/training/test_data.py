@@ -9,7 +9,8 @@ import pytest
 
 from keras_gated.recipes import get_recipe
 from tests.helpers import needs_tensorflow, tensorflow_installed
-from training.data import augment, load_split, make_pipeline, random_subset
+from training.data import load_split, make_pipeline, random_subset
+from training.tf_augment import augment
 from training.numpy_engine import ArraySource, NumpyBatches
 from keras_gated.transforms import Transforms, augment_batch, pad_batch
 
@@ -134,6 +135,47 @@ def test_numpy_epoch_order_is_deterministic_per_seed_and_new_each_epoch():
     resumed = pipeline(3)
     resumed.set_epoch(1)  # a run resumed at epoch 1 sees the batches of epoch 1
     assert _epoch_labels(resumed) == epoch1
+
+
+def test_tf_epochs_are_a_function_of_the_seed_and_the_epoch():
+    """The tf engine's epoch e (order, crops, flips) is the same whether a pipeline
+    reaches it after epochs 0 .. e-1 or starts there (a resumed run), and differs from
+    the epochs before it."""
+    tf = pytest.importorskip("tensorflow", reason="the tf.data engine needs TensorFlow")
+    from training.tf_epochs import SeededEpochs
+
+    x = np.random.default_rng(0).integers(0, 256, (40, 8, 8, 3), dtype=np.uint8)
+    ds = tf.data.Dataset.from_tensor_slices((x, np.arange(40, dtype="int64")))
+    recipe = get_recipe("wrn_cifar")  # pad 4 (reflect), random crop, flip
+
+    def pipeline(seed=3):
+        return make_pipeline(ds, recipe, training=True, batch_size=16, num_examples=40, seed=seed)
+
+    continuous = pipeline()
+    assert isinstance(continuous, SeededEpochs) and continuous.steps_per_epoch == 3
+    batches = list(continuous.from_epoch(0, 3).as_numpy_iterator())
+    assert len(batches) == 9
+    epochs = [batches[i:i + 3] for i in (0, 3, 6)]
+    labels = [np.concatenate([b[1] for b in epoch]).tolist() for epoch in epochs]
+    assert all(sorted(order) == list(range(40)) for order in labels)
+    assert labels[0] != labels[1] != labels[2]
+    resumed = list(pipeline().from_epoch(2).as_numpy_iterator())
+    for (images, ys), (again, ys_again) in zip(epochs[2], resumed):
+        np.testing.assert_array_equal(ys, ys_again)
+        np.testing.assert_array_equal(images, again)  # the same crops and flips
+    other_seed = np.concatenate([b[1] for b in pipeline(4).from_epoch(2).as_numpy_iterator()])
+    assert other_seed.tolist() != labels[2]
+    tf.random.set_seed(0)  # a run's --seed 0 sets TensorFlow's global seed to 0
+    try:
+        zero = [np.concatenate([b[1] for b in pipeline(0).from_epoch(e).as_numpy_iterator()])
+                for e in (0, 1)]
+    finally:
+        tf.random.set_seed(None)
+    assert zero[0].tolist() != zero[1].tolist()
+    # Iterating the object gives the epoch it was set to, as one tf.data pass.
+    resumed_object = pipeline()
+    resumed_object.set_epoch(2)
+    assert np.concatenate([y for _, y in resumed_object]).tolist() == labels[2]
 
 
 def test_numpy_batches_are_the_same_whatever_order_they_are_made_in():

@@ -344,3 +344,74 @@ def test_new_flags_reach_the_model_the_data_and_the_run_records(folder, tmp_path
     # Another learning rate on the same folder is refused, naming it.
     code = train.main([*argv[:-4], "--lr", "0.002", "--out", str(out), "--verbose", "0"])
     assert code == 2 and "lr: stored 0.001, now 0.002" in capsys.readouterr().err
+
+
+class _Killed(BaseException):
+    """Ends a run in this process where a kill would (not an ``Exception``: nothing in
+    the run catches it)."""
+
+
+def _kill_after_first_call(monkeypatch, owner, name):
+    """Make ``owner.name`` raise ``_Killed`` once it has run for the first time."""
+    real = getattr(owner, name)
+
+    def killed(*args, **kwargs):
+        real(*args, **kwargs)
+        raise _Killed
+
+    monkeypatch.setattr(owner, name, killed)
+
+
+@pytest.mark.parametrize("engine", ["numpy", "tf"])
+def test_a_run_stopped_at_an_epoch_boundary_ends_as_the_uninterrupted_run(
+        engine, folder, tmp_path, monkeypatch):
+    """The order and the crops and flips of epoch e are a function of the seed and e on
+    both engines, so a run stopped after an epoch's backup and started again in a fresh
+    pipeline trains on the batches the uninterrupted run trains on."""
+    if engine == "tf":
+        pytest.importorskip("tensorflow", reason="the tf.data engine needs TensorFlow")
+    from training import loop
+
+    def run(out):
+        return train.main(["--model", "gresnetfc2", "--recipe", "preact_cifar", "--dataset", str(folder), "--epochs", "3",
+                           "--batch-size", "64", "--data-engine", engine, "--seed", "3",
+                           "--out", str(out), "--verbose", "0"])
+
+    assert run(tmp_path / "whole") == 0
+    stopped = tmp_path / "stopped"
+    with monkeypatch.context() as patch:  # the process ends after epoch 1's backup
+        _kill_after_first_call(patch, loop.WallClock, "save")
+        with pytest.raises(_Killed):
+            run(stopped)
+    assert json.loads((stopped / "backup" / "latest.json").read_text())["epoch"] == 1
+    assert run(stopped) == 0
+    whole = list(csv.DictReader((tmp_path / "whole" / "log.csv").open()))
+    resumed = list(csv.DictReader((stopped / "log.csv").open()))
+    assert [row["epoch"] for row in resumed] == ["0", "1", "2"]
+    for a, b in zip(whole, resumed):
+        for key in ("loss", "accuracy", "val_loss", "val_accuracy"):
+            assert float(a[key]) == pytest.approx(float(b[key]), rel=1e-5, abs=1e-6), (a, b)
+    final = [json.loads((run_dir / "metrics.json").read_text())["test_accuracy"]
+             for run_dir in (tmp_path / "whole", stopped)]
+    assert final[0] == final[1]
+
+
+def test_a_run_killed_before_its_first_backup_is_not_restarted_with_other_settings(
+        folder, tmp_path, monkeypatch, capsys):
+    out = tmp_path / "run"
+    args = ["--model", "gresnetfc2", "--dataset", str(folder), "--batch-size", "32",
+            "--out", str(out), "--verbose", "0"]
+    out.mkdir()  # made beforehand: a launch that fails removes only a folder it made
+    with monkeypatch.context() as patch:  # killed at the end of the first epoch, before its backup
+        _kill_after_first_call(patch, keras.callbacks.CSVLogger, "on_epoch_end")
+        with pytest.raises(_Killed):
+            train.main([*args, "--epochs", "2"])
+    assert (out / "fingerprint.json").is_file() and not (out / "backup" / "latest.json").exists()
+    fingerprint = (out / "fingerprint.json").read_text()
+    capsys.readouterr()
+    assert train.main([*args, "--epochs", "3"]) == 2
+    error = capsys.readouterr().err
+    assert "epochs: stored 2, now 3" in error and "--restart" in error
+    assert (out / "fingerprint.json").read_text() == fingerprint
+    assert train.main([*args, "--epochs", "2"]) == 0  # the same settings start it again
+    assert _epochs(out / "log.csv") == [0, 1]
