@@ -295,9 +295,10 @@ def portable_path(path: str | os.PathLike) -> str:
 
 def portable_text(text: str, paths: Iterable[str | os.PathLike] = ()) -> str:
     """``text`` (a command line, a note) with the absolute paths of the working folder and
-    the home folder in it made ``./``-relative and ``~/``, and each of ``paths`` (the
-    folders and files the command was given, wherever they are) as ``portable_path``
-    names it: what is published names no local folder."""
+    the home folder in it made ``./``-relative and ``~/``, each of ``paths`` (the
+    folders and files the command was given, wherever they are) and any other absolute
+    path under a folder that exists here (``/tmp/...``, ``/mnt/...``; not ``/usr``...)
+    as ``portable_path`` names it: what is published names no local folder."""
     prefixes = {str(Path.home()): "~", str(Path.cwd()): "."}
     for path in paths:  # first: the given paths may lie outside both folders
         absolute = os.path.abspath(Path(path).expanduser())
@@ -305,7 +306,23 @@ def portable_text(text: str, paths: Iterable[str | os.PathLike] = ()) -> str:
             prefixes[absolute] = portable_path(absolute)
     for prefix in sorted((p for p in prefixes if p != "/"), key=len, reverse=True):
         text = re.sub(rf"{re.escape(prefix)}(?=/|\b|$)", prefixes[prefix], text)
-    return text
+    # Any other absolute path that names a place on this machine (a folder in free text,
+    # outside the working and home folders): relative to the working folder.
+    return _ABSOLUTE_PATH.sub(_portable_if_local, text)
+
+
+# An absolute path in text: "/" then names, not inside a URL or a relative path.
+_ABSOLUTE_PATH = re.compile(r"(?<![\w:/.~-])/(?:[\w.+@-]+/)*[\w.+@-]+/?")
+# Folders whose paths are the same on every machine (a program's path, not a user's data).
+_SYSTEM_ROOTS = frozenset({"bin", "sbin", "usr", "lib", "lib64", "etc", "dev", "proc", "sys"})
+
+
+def _portable_if_local(match: re.Match) -> str:
+    path = match.group(0)
+    top = path.strip("/").split("/")[0]
+    if top in _SYSTEM_ROOTS or not Path("/", top).exists() or path.count("/") < 2:
+        return path
+    return portable_path(path) + ("/" if path.endswith("/") else "")
 
 
 def portable_record(record: object, paths: Iterable[str | os.PathLike] = ()) -> object:

@@ -410,3 +410,24 @@ def test_cards_and_records_name_paths_relative_to_the_working_and_home_folders(t
     assert record == {"command": "python -m training.finetune --dataset ./data --weights ~/w.h5 "
                                  "--out .", "notes": ["image folder ./data"], "epochs": 3}
     assert portable_path(tmp_path.parent / "elsewhere") == "~/elsewhere"
+
+
+def test_free_text_names_no_absolute_local_folder_outside_the_working_and_home_folders(
+        tmp_path, monkeypatch):
+    """A note or a command that names a folder neither given to the command nor under the
+    working or home folder (a data disk, /tmp) shows it relative to the working folder;
+    URLs, program paths and fractions are left as they are."""
+    from keras_gated.files import portable_text
+
+    work, data = tmp_path / "home" / "work", tmp_path / "disk" / "data"
+    work.mkdir(parents=True)
+    data.mkdir(parents=True)
+    monkeypatch.chdir(work)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    text = (f"fine-tuned on {data}/train (copied from {data}/) by /usr/bin/python; "
+            f"see https://huggingface.co/org/repo/tree/main and hf://org/repo, 1/2 of it")
+    portable = portable_text(text)
+    assert str(tmp_path) not in portable
+    assert "fine-tuned on ../../disk/data/train (copied from ../../disk/data/)" in portable
+    assert portable.endswith("by /usr/bin/python; see https://huggingface.co/org/repo/tree/main "
+                             "and hf://org/repo, 1/2 of it")
