@@ -82,12 +82,29 @@ EVERY_BACKEND_PATHS = (
 # Tests in those paths that still run once: the full test-split evaluations of released
 # checkpoints (every backend computes the same outputs to 1e-6, which the JAX pass checks
 # on one of them, kept below), every registered model's initial kernels (drawn by
-# Python's seeded ``random``), and a large bundle's size.
+# Python's seeded ``random``), and a large bundle's size; then what the constructors and
+# their configs decide (signatures, names, options, block choice, shapes, k's initial
+# value and its round trip, a reload in a fresh process), which is Python the backend does
+# not enter: each family's forward pass and round trip stay in every pass
+# (tests/models/test_families.py's other tests).
 ONCE_TESTS = (
     "test_released_accuracy_is_reproduced[",
     "test_no_two_same_shaped_kernels_of_a_fresh_model_are_equal[",
     "test_the_flagship_bundle_fits_what_a_call_brings_back",
     "test_the_flagship_is_released_sharded_in_bfloat16_with_its_lease_record",
+    "test_signature_defaults_are_what_the_model_gets[",
+    "test_default_names_are_registry_names",
+    "test_block_choice_by_depth",
+    "test_constructor_options_forward_and_round_trip[",
+    "test_feature_maps_have_the_stage_strides_and_widths[",
+    "test_every_k_starts_at_k_init[",
+    "test_k_init_is_recorded_and_survives_a_round_trip",
+    "test_a_reloaded_model_keeps_its_methods_in_a_fresh_process[",
+    "test_shapes[",
+    # keras-hub's own training and a generic classifier's round trip (its preset round
+    # trip stays in every pass)
+    "test_image_classifier_trains_on_a_gated_backbone",
+    "test_a_generic_image_classifier_round_trips_with_its_head",
 )
 EVERY_BACKEND = ("test_released_accuracy_is_reproduced[gresnetfc10.fashion_mnist]",)
 ONCE_BACKEND = "tensorflow"

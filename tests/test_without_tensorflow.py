@@ -245,6 +245,7 @@ def test_train_and_finetune_one_epoch_without_tensorflow(hider, tmp_path):
     assert (tmp_path / "ft" / "metrics.json").is_file()
 
 
+@pytest.mark.slow  # the default run reproduces a card without TensorFlow (below)
 @needs_tensorflow
 def test_gresnet20_predicts_the_same_without_tensorflow(hider, tmp_path):
     """The released GResNet20 on the demo images: TensorFlow backend in this process, JAX

@@ -17,9 +17,11 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-HOST_JAX = "0.11.2"
-HOST_PACKAGES = [f"jax=={HOST_JAX}", "numpy", "h5py", "ml-dtypes", "pillow", "huggingface_hub",
-                 "absl-py", "rich"]
+HOST_REQUIREMENTS = ROOT / "training" / "lease" / "host_requirements.txt"
+HOST_JAX = next(line.split("==")[1].strip() for line in HOST_REQUIREMENTS.read_text().splitlines()
+                if line.startswith("jax=="))
+# A venv made beforehand from HOST_REQUIREMENTS (CI makes it while other tests run).
+HOST_VENV_VARIABLE = "KERAS_GATED_LEASE_HOST_VENV"
 LEASE_DIR = ".lease-rehearsal"
 
 
@@ -50,10 +52,13 @@ def test_prepare_run_and_release_rehearse_a_lease_on_cpu(tmp_path):
         if os.environ.get("CI"):
             pytest.fail("CI needs a Python 3.12 for the lease rehearsal (the host's version).")
         pytest.skip("no Python 3.12 here: the lease host's Python")
-    venv = tmp_path / "host"
-    run(host_python, "-m", "venv", venv)
-    host = venv / "bin" / "python"
-    run(host, "-m", "pip", "install", "-q", *HOST_PACKAGES, timeout=1200)
+    if os.environ.get(HOST_VENV_VARIABLE):
+        host = Path(os.environ[HOST_VENV_VARIABLE]) / "bin" / "python"
+    else:
+        run(host_python, "-m", "venv", tmp_path / "host")
+        host = tmp_path / "host" / "bin" / "python"
+        run(host, "-m", "pip", "install", "-q", "-r", HOST_REQUIREMENTS, timeout=1200)
+    assert run(host, "-c", "import sys; print(sys.version)").stdout.startswith("3.12")
     assert run(host, "-c", "import keras", check=False).returncode != 0  # as on the host
     assert run(host, "-c", "import tensorflow", check=False).returncode != 0
 
