@@ -192,3 +192,56 @@ def test_a_run_never_writes_through_a_linked_run_file(crowded, data, name, capsy
     assert "a run never writes through" in capsys.readouterr().err
     assert secret.read_text() == "secret"
     untouched(before, crowded)
+
+
+# --- analyze, compress, release, the lease's bundle --------------------------------------------
+@pytest.fixture(scope="module")
+def fc2_weights(tmp_path_factory):
+    path = tmp_path_factory.mktemp("weights") / "fc2.weights.h5"
+    kg.create_model("gresnetfc2", classes=2).save_weights(path)
+    return path
+
+
+def test_analyze_leaves_what_is_in_its_folder(crowded, data, fc2_weights):
+    before = state(crowded)
+    code, err = _cli("analyze", "gresnetfc2", "--weights", str(fc2_weights), "--dataset",
+                     str(data), "--out", str(crowded), "--examples", "8")
+    assert code in (0, 2), err
+    if code == 0:
+        assert (crowded / "analysis.json").is_file()
+    untouched(before, crowded, *_own(crowded))
+
+
+def test_compress_leaves_what_is_in_its_folder(crowded, data, tmp_path):
+    source = tmp_path / "source"
+    keras.saving.save_model(kg.create_model("gresnetfc2", classes=2), source, zipped=False)
+    before = state(crowded)
+    with pytest.raises(SystemExit) as refused:  # a usage error: --out must be new or empty
+        _cli("compress", "gresnetfc2", "--weights", str(source), "--dataset", str(data),
+             "--blocks", "1", "--epochs", "0", "--pressure-epochs", "0", "--out", str(crowded))
+    assert refused.value.code == 2
+    untouched(before, crowded, *_own(crowded))
+
+
+def test_release_leaves_what_is_in_its_folder(crowded, data, tmp_path):
+    from training import release, train
+
+    run = tmp_path / "run"
+    assert train.main(["--model", "gresnetfc2", "--dataset", str(data), "--out", str(run),
+                       *TINY]) == 0
+    before = state(crowded)
+    with contextlib.redirect_stdout(io.StringIO()):
+        code = release.main([str(run), "--out", str(crowded)])
+    assert code in (0, 2)
+    untouched(before, crowded, *_own(crowded))
+
+
+def test_a_lease_bundle_is_never_written_over_other_files(crowded):
+    import numpy as np
+
+    from training.lease.bundle import write_bundle
+
+    before = state(crowded)
+    with pytest.raises(SystemExit, match="not a lease bundle"):
+        write_bundle(crowded, [("w", np.zeros(4, "float32"), False)], {}, [])
+    untouched(before, crowded)
