@@ -116,279 +116,362 @@ def main(args: argparse.Namespace) -> int:
     if len(args.recipe) > 1:
         raise SystemExit("One net takes one --recipe: give several with several --model names.")
     args.model, args.recipe = args.model[0], args.recipe[0]
-    deadline = STARTED + 60.0 * args.minutes
-    phases: dict[str, float] = {}
-    lease_dir = Path(args.lease_dir)
     os.environ.setdefault("KERAS_BACKEND", "jax")
-    wheels = carried_site(lease_dir)
-    import numpy as np
-
-    import jax
-    import jax.numpy as jnp
+    wheels = carried_site(Path(args.lease_dir))  # before anything imports Keras
     import keras
 
     if keras.backend.backend() != "jax":
         raise SystemExit("The lease run trains on the JAX backend: unset KERAS_BACKEND or set it to jax.")
-    from keras_gated import create_model
-    from keras_gated.model_args import parse_model_args
-    from keras_gated.recipes import get_recipe
-    from training.lease import bundle as bundle_io
-    from training.lease.compact_data import load_split
-    from training.lease.device_step import (
-        Augmentation, TrainState, epoch_order, evaluate, initial_state, make_eval_step,
-        make_train_step,
-    )
-    from training.optim import decayed_variables
+    run = LeaseRun(args, wheels)
+    run.load_data()
+    run.build()
+    run.measure()
+    run.size()
+    run.train()
+    return run.evaluate_and_write()
 
-    out = Path(args.out)
-    if args.pack:
-        if out.exists() and not bundle_io.is_packed_bundle(out):
-            raise SystemExit(f"{out} exists and is not a packed lease bundle: give a new --out.")
-    elif out.exists() and not (out.is_dir() and bundle_io.is_bundle_or_empty(out)):
-        raise SystemExit(f"{out} exists and is not an empty folder or a lease bundle: give a new --out.")
+
+class LeaseRun:
+    """One net's lease run, phase by phase (the module's docstring): each method is one
+    phase, timed in ``phases``; what a phase makes is kept on the object for the next."""
+
+    def __init__(self, args: argparse.Namespace, wheels: list[str]):
+        from training.lease import bundle as bundle_io
+
+        self.args, self.wheels = args, wheels
+        self.deadline = STARTED + 60.0 * args.minutes
+        self.phases: dict[str, float] = {}
+        self.out = Path(args.out)
+        if args.pack:
+            if self.out.exists() and not bundle_io.is_packed_bundle(self.out):
+                raise SystemExit(f"{self.out} exists and is not a packed lease bundle: give a new --out.")
+        elif self.out.exists() and not (self.out.is_dir() and bundle_io.is_bundle_or_empty(self.out)):
+            raise SystemExit(f"{self.out} exists and is not an empty folder or a lease bundle: give a new --out.")
+        if args.dataset != "cifar10":
+            raise SystemExit(f"The lease run carries CIFAR-10 only, not {args.dataset!r}: use --dataset cifar10.")
 
     # 1. set-up -------------------------------------------------------------------------
-    if args.dataset != "cifar10":
-        raise SystemExit(f"The lease run carries CIFAR-10 only, not {args.dataset!r}: use --dataset cifar10.")
-    manifest_path = lease_dir / "manifest.json"
-    if not manifest_path.is_file():
-        raise SystemExit(f"No {manifest_path}: run `python -m training.lease prepare` first.")
-    manifest = json.loads(manifest_path.read_text())
-    data = {e["split"]: e for e in manifest["data"]}
-    x_train, y_train = load_split(lease_dir / data["train"]["file"], data["train"])
-    x_test, y_test = load_split(lease_dir / data["test"]["file"], data["test"])
-    device = jax.devices()[0]
-    accelerated = device.platform in ("gpu", "tpu")
-    images = jax.device_put(x_train, device)
-    labels = jax.device_put(y_train, device)
-    test_images = jax.device_put(x_test, device)
-    test_labels = np.asarray(y_test)
-    _say(f"data: {len(y_train)} train, {len(y_test)} test images checked against the manifest; "
-         f"device {device.device_kind}; wheels unpacked: {', '.join(wheels) or 'none'}")
-    phases["setup_s"] = time.time() - STARTED
+    def load_data(self) -> None:
+        """The carried data, checked against the manifest; the training set on the device."""
+        import jax
+        import numpy as np
 
-    # 2. model, compiled steps, measured throughput -------------------------------------
-    t0 = time.time()
-    recipe = get_recipe(args.recipe)
-    batch = args.batch_size or recipe.batch_size
-    precision = args.precision or ("mixed_bfloat16" if accelerated else "float32")
-    keras.config.set_dtype_policy(precision)
-    keras.utils.set_random_seed(args.seed)
-    from keras_gated import get_model_entry
+        from training.lease.compact_data import load_split
 
-    takes_dropout = recipe.dropout is not None and get_model_entry(args.model).supports_dropout
-    model_kwargs = {"dropout": recipe.dropout} if takes_dropout else {}
-    model_args = parse_model_args(args.model_arg)  # read once Keras can be imported
-    model_kwargs.update(model_args)
-    model = create_model(args.model, **model_kwargs)
-    optimizer = keras.optimizers.SGD(
-        0.0, momentum=recipe.momentum, nesterov=recipe.nesterov,
-        global_clipnorm=recipe.gradient_clip_norm,
-    )
-    state = initial_state(model, optimizer)
-    step = make_train_step(
-        model, optimizer, decayed=decayed_variables(model, recipe),
-        weight_decay=recipe.weight_decay,
-        aug=Augmentation(recipe.pad, recipe.pad_mode, recipe.flip),
-        learning_rate=learning_rate_fn(recipe),
-    )
-    keras.config.set_dtype_policy("float32")
-    eval_model = create_model(args.model, **model_kwargs)
-    keras.config.set_dtype_policy(precision)
-    predict_low = make_eval_step(model)
-    predict_f32 = make_eval_step(eval_model)
-    steps_per_epoch = len(y_train) // batch
-    if steps_per_epoch < 1:
-        raise SystemExit(f"--batch-size {batch} is larger than the {len(y_train)} training images.")
-    key = jax.random.PRNGKey(args.seed)
-    epochs_asked = args.epochs if args.epochs is not None else (
-        None if recipe.lr_schedule == "warmup_linear" else recipe.epochs)
-    step_cap = args.max_steps
-    if epochs_asked is not None:
-        asked_steps = max(1, round(epochs_asked * steps_per_epoch))
-        step_cap = asked_steps if step_cap is None else min(step_cap, asked_steps)
+        lease_dir = Path(self.args.lease_dir)
+        manifest_path = lease_dir / "manifest.json"
+        if not manifest_path.is_file():
+            raise SystemExit(f"No {manifest_path}: run `python -m training.lease prepare` first.")
+        data = {e["split"]: e for e in json.loads(manifest_path.read_text())["data"]}
+        x_train, y_train = load_split(lease_dir / data["train"]["file"], data["train"])
+        x_test, y_test = load_split(lease_dir / data["test"]["file"], data["test"])
+        self.device = jax.devices()[0]
+        self.accelerated = self.device.platform in ("gpu", "tpu")
+        self.images = jax.device_put(x_train, self.device)
+        self.labels = jax.device_put(y_train, self.device)
+        self.num_train = len(y_train)
+        self.test_images = jax.device_put(x_test, self.device)
+        self.test_labels = np.asarray(y_test)
+        _say(f"data: {len(y_train)} train, {len(y_test)} test images checked against the "
+             f"manifest; device {self.device.device_kind}; wheels unpacked: "
+             f"{', '.join(self.wheels) or 'none'}")
+        self.phases["setup_s"] = time.time() - STARTED
 
-    total_steps_guess = 10 * steps_per_epoch  # the trial's schedule: its steps are thrown away
-    trial = jax.tree_util.tree_map(jnp.copy, state)
-    order = epoch_order(jax.random.fold_in(key, 10**6), len(y_train), batch)
-    trial = step(trial, images, labels, order[0], key, total_steps_guess)
-    jax.block_until_ready(trial.metrics)
-    phases["compile_s"] = time.time() - t0
-    with jax.default_matmul_precision("float32"):
-        jax.block_until_ready(predict_f32(
-            [v.value for v in eval_model.trainable_variables],
-            [v.value for v in eval_model.non_trainable_variables], test_images[:batch]))
-    jax.block_until_ready(predict_low(state.trainable, state.non_trainable, test_images[:batch]))
-    for i in range(1, 6):  # warm-up: the first runs of a compiled program are slower
-        trial = step(trial, images, labels, order[i], key, total_steps_guess)
-    jax.block_until_ready(trial.metrics)
-    trial_steps, t1 = 0, time.time()
-    while trial_steps < 10 or time.time() - t1 < args.measure_seconds:
-        trial = step(trial, images, labels, order[(6 + trial_steps) % steps_per_epoch], key,
-                     total_steps_guess)
-        trial_steps += 1
-        if trial_steps % 5 == 0:
-            jax.block_until_ready(trial.metrics)
-    jax.block_until_ready(trial.metrics)
-    steps_per_second = trial_steps / (time.time() - t1)
-    del trial
-    t2 = time.time()
-    bundle_io.state_weights(model, state.trainable, state.non_trainable)  # timed, not kept
-    snapshot_cost = time.time() - t2 + 1.0  # the copy to the host, plus writing at level 1
-    phases["model_and_compile_s"] = time.time() - t0
-    _say(f"{args.model} ({precision}): compiled in {phases['compile_s']:.1f}s; "
-         f"{steps_per_second * batch:.0f} img/s at batch {batch} over {trial_steps} trial steps")
+    # 2. model and compiled steps -------------------------------------------------------
+    def build(self) -> None:
+        """The model (and a float32 twin for evaluation), its optimiser state and the
+        compiled training and evaluation steps; the schedule's cap in steps."""
+        import jax
+        import keras
+
+        from keras_gated import create_model, get_model_entry
+        from keras_gated.model_args import parse_model_args
+        from keras_gated.recipes import get_recipe
+        from training.lease.device_step import (
+            Augmentation, initial_state, make_eval_step, make_train_step,
+        )
+        from training.optim import decayed_variables
+
+        args = self.args
+        self.t0 = time.time()
+        recipe = self.recipe = get_recipe(args.recipe)
+        self.batch = args.batch_size or recipe.batch_size
+        self.precision = args.precision or ("mixed_bfloat16" if self.accelerated else "float32")
+        keras.config.set_dtype_policy(self.precision)
+        keras.utils.set_random_seed(args.seed)
+        takes_dropout = recipe.dropout is not None and get_model_entry(args.model).supports_dropout
+        model_kwargs = {"dropout": recipe.dropout} if takes_dropout else {}
+        self.model_args = parse_model_args(args.model_arg)  # read once Keras can be imported
+        model_kwargs.update(self.model_args)
+        self.model = create_model(args.model, **model_kwargs)
+        optimizer = keras.optimizers.SGD(
+            0.0, momentum=recipe.momentum, nesterov=recipe.nesterov,
+            global_clipnorm=recipe.gradient_clip_norm,
+        )
+        self.state = initial_state(self.model, optimizer)
+        self.step = make_train_step(
+            self.model, optimizer, decayed=decayed_variables(self.model, recipe),
+            weight_decay=recipe.weight_decay,
+            aug=Augmentation(recipe.pad, recipe.pad_mode, recipe.flip),
+            learning_rate=learning_rate_fn(recipe),
+        )
+        keras.config.set_dtype_policy("float32")
+        self.eval_model = create_model(args.model, **model_kwargs)
+        keras.config.set_dtype_policy(self.precision)
+        self.predict_low = make_eval_step(self.model)
+        self.predict_f32 = make_eval_step(self.eval_model)
+        self.steps_per_epoch = self.num_train // self.batch
+        if self.steps_per_epoch < 1:
+            raise SystemExit(f"--batch-size {self.batch} is larger than the {self.num_train} "
+                             f"training images.")
+        self.key = jax.random.PRNGKey(args.seed)
+        self.epochs_asked = args.epochs if args.epochs is not None else (
+            None if recipe.lr_schedule == "warmup_linear" else recipe.epochs)
+        self.step_cap = args.max_steps
+        if self.epochs_asked is not None:
+            asked_steps = max(1, round(self.epochs_asked * self.steps_per_epoch))
+            self.step_cap = asked_steps if self.step_cap is None else min(self.step_cap, asked_steps)
+
+    def measure(self) -> None:
+        """Compile (timed), then the step's throughput on a throw-away copy of the state,
+        and the cost of a periodic bundle."""
+        import jax
+        import jax.numpy as jnp
+
+        from training.lease import bundle as bundle_io
+        from training.lease.device_step import epoch_order
+
+        step, batch = self.step, self.batch
+        total_steps_guess = 10 * self.steps_per_epoch  # the trial's schedule: thrown away
+        trial = jax.tree_util.tree_map(jnp.copy, self.state)
+        order = epoch_order(jax.random.fold_in(self.key, 10**6), self.num_train, batch)
+        trial = step(trial, self.images, self.labels, order[0], self.key, total_steps_guess)
+        jax.block_until_ready(trial.metrics)
+        self.phases["compile_s"] = time.time() - self.t0
+        with jax.default_matmul_precision("float32"):
+            jax.block_until_ready(self.predict_f32(
+                [v.value for v in self.eval_model.trainable_variables],
+                [v.value for v in self.eval_model.non_trainable_variables],
+                self.test_images[:batch]))
+        jax.block_until_ready(self.predict_low(self.state.trainable, self.state.non_trainable,
+                                               self.test_images[:batch]))
+        for i in range(1, 6):  # warm-up: the first runs of a compiled program are slower
+            trial = step(trial, self.images, self.labels, order[i], self.key, total_steps_guess)
+        jax.block_until_ready(trial.metrics)
+        trial_steps, t1 = 0, time.time()
+        while trial_steps < 10 or time.time() - t1 < self.args.measure_seconds:
+            trial = step(trial, self.images, self.labels,
+                         order[(6 + trial_steps) % self.steps_per_epoch], self.key,
+                         total_steps_guess)
+            trial_steps += 1
+            if trial_steps % 5 == 0:
+                jax.block_until_ready(trial.metrics)
+        jax.block_until_ready(trial.metrics)
+        self.steps_per_second = trial_steps / (time.time() - t1)
+        del trial
+        t2 = time.time()
+        bundle_io.state_weights(self.model, self.state.trainable, self.state.non_trainable)
+        self.snapshot_cost = time.time() - t2 + 1.0  # the copy to the host, writing at level 1
+        self.phases["model_and_compile_s"] = time.time() - self.t0
+        _say(f"{self.args.model} ({self.precision}): compiled in {self.phases['compile_s']:.1f}s; "
+             f"{self.steps_per_second * batch:.0f} img/s at batch {batch} over {trial_steps} "
+             f"trial steps")
 
     # 3. sizing -------------------------------------------------------------------------
-    total_steps = size_schedule(
-        now=time.time(), deadline=deadline, reserve=args.reserve,
-        steps_per_second=steps_per_second, snapshot_seconds=60.0 * args.snapshot_minutes,
-        snapshot_cost=snapshot_cost, max_steps=step_cap,
-    )
-    epochs = total_steps / steps_per_epoch
-    expected_end = time.time() + total_steps / steps_per_second
-    if epochs_asked is not None and epochs < epochs_asked:
-        _say(f"{epochs_asked:g} epochs do not fit before the deadline: cut to {epochs:.2f}")
-    _say(f"schedule: {total_steps} steps = {epochs:.2f} epochs of {steps_per_epoch} steps "
-         f"({recipe.describe()}); training ends at ~{expected_end - STARTED:.0f}s, deadline "
-         f"{deadline - STARTED:.0f}s")
+    def steps_that_fit(self, now: float, steps_per_second: float) -> int:
+        return size_schedule(
+            now=now, deadline=self.deadline, reserve=self.args.reserve,
+            steps_per_second=steps_per_second,
+            snapshot_seconds=60.0 * self.args.snapshot_minutes,
+            snapshot_cost=self.snapshot_cost, max_steps=self.step_cap,
+        )
 
-    base_metrics = {
-        "status": "in progress",
-        "command": args.call or recorded_command(sys.argv[1:], args.out),
-        "model": args.model,
-        "dataset": "cifar10",
-        "data_note": "CIFAR-10, JPEG q75 copy of the standard splits",
-        "recipe": recipe.name,
-        "model_args": model_args,
-        "recipe_description": recipe.describe(),
-        "recipe_fields": dataclasses.asdict(recipe),
-        "batch_size": batch,
-        "precision": precision,
-        "seed": args.seed,
-        "steps": total_steps,
-        "steps_per_epoch": steps_per_epoch,
-        "epochs": round(epochs, 3),
-        "epochs_asked": epochs_asked,
-        "minutes": args.minutes,
-        "device": device.device_kind,
-        "platform": device.platform,
-        "versions": {"jax": jax.__version__, "keras": keras.__version__,
-                     "python": platform.python_version(), "numpy": np.__version__},
-        "wheels_unpacked": wheels,
-        "trial_img_per_s": round(steps_per_second * batch, 1),
-    }
+    def size(self) -> None:
+        """The schedule's steps, and the bundle's record of the run so far."""
+        import jax
+        import keras
+        import numpy as np
+
+        args, recipe = self.args, self.recipe
+        self.total_steps = self.steps_that_fit(time.time(), self.steps_per_second)
+        epochs = self.total_steps / self.steps_per_epoch
+        expected_end = time.time() + self.total_steps / self.steps_per_second
+        if self.epochs_asked is not None and epochs < self.epochs_asked:
+            _say(f"{self.epochs_asked:g} epochs do not fit before the deadline: cut to {epochs:.2f}")
+        _say(f"schedule: {self.total_steps} steps = {epochs:.2f} epochs of "
+             f"{self.steps_per_epoch} steps ({recipe.describe()}); training ends at "
+             f"~{expected_end - STARTED:.0f}s, deadline {self.deadline - STARTED:.0f}s")
+        self.record = {
+            "status": "in progress",
+            "command": args.call or recorded_command(sys.argv[1:], args.out),
+            "model": args.model,
+            "dataset": "cifar10",
+            "data_note": "CIFAR-10, JPEG q75 copy of the standard splits",
+            "recipe": recipe.name,
+            "model_args": self.model_args,
+            "recipe_description": recipe.describe(),
+            "recipe_fields": dataclasses.asdict(recipe),
+            "batch_size": self.batch,
+            "precision": self.precision,
+            "seed": args.seed,
+            "steps": self.total_steps,
+            "steps_per_epoch": self.steps_per_epoch,
+            "epochs": round(epochs, 3),
+            "epochs_asked": self.epochs_asked,
+            "minutes": args.minutes,
+            "device": self.device.device_kind,
+            "platform": self.device.platform,
+            "versions": {"jax": jax.__version__, "keras": keras.__version__,
+                         "python": platform.python_version(), "numpy": np.__version__},
+            "wheels_unpacked": self.wheels,
+            "trial_img_per_s": round(self.steps_per_second * self.batch, 1),
+            "schedule_resized": [],
+        }
 
     # 4. training -----------------------------------------------------------------------
-    t_train = time.time()
-    log_rows: list[dict] = []
-    resizes: list[dict] = []
-    base_metrics["schedule_resized"] = resizes
-    last_print = last_snapshot = time.time()
-    done = 0
-    bad = False
-    epoch = 0
+    def snapshot(self, level: int, status: str, extra: dict | None = None, named=None) -> None:
+        """The bundle of the net as it is now (``named``: weights already on the host)."""
+        from training.lease import bundle as bundle_io
 
-    def snapshot(level: int, status: str, extra: dict | None = None, named=None) -> None:
         if named is None:  # the weights now on the device, copied to the host
-            named = bundle_io.state_weights(model, state.trainable, state.non_trainable)
-        record = {**base_metrics, "status": status, "steps_done": done,
-                  "phases": dict(phases), **(extra or {})}
-        write = bundle_io.write_packed_bundle if args.pack else bundle_io.write_bundle
-        write(out, named, record, log_rows, level=level)
+            named = bundle_io.state_weights(self.model, self.state.trainable,
+                                            self.state.non_trainable)
+        record = {**self.record, "status": status, "steps_done": self.done,
+                  "phases": dict(self.phases), **(extra or {})}
+        write = bundle_io.write_packed_bundle if self.args.pack else bundle_io.write_bundle
+        write(self.out, named, record, self.log_rows, level=level)
 
-    while done < total_steps and not bad:
-        order = epoch_order(jax.random.fold_in(key, epoch), len(y_train), batch)
-        epoch_start = time.time()
-        in_epoch = min(steps_per_epoch, total_steps - done)
-        for i in range(in_epoch):
-            if done >= total_steps:  # the schedule was shortened in this epoch
-                break
-            state = step(state, images, labels, order[i], key, total_steps)
-            done += 1
-            now = time.time()
-            if now - last_print >= PROGRESS_SECONDS:
-                jax.block_until_ready(state.metrics)
-                now = time.time()
-                rate = done * batch / (now - t_train)
-                eta = t_train + total_steps * (now - t_train) / done
-                _say(f"epoch {epoch + 1} step {done}/{total_steps} {rate:.0f} img/s, "
-                     f"elapsed {now - STARTED:.0f}s, expected end of training {eta - STARTED:.0f}s")
-                last_print = now
-                if done < 0.1 * total_steps:
-                    # Early in the run (the warm-up), the schedule's length may still follow
-                    # the measured rate, if the trial steps misjudged it by over 3 %.
-                    resized = size_schedule(
-                        now=now, deadline=deadline, reserve=args.reserve,
-                        steps_per_second=done / (now - t_train),
-                        snapshot_seconds=60.0 * args.snapshot_minutes,
-                        snapshot_cost=snapshot_cost, max_steps=step_cap,
-                    ) + done
-                    if abs(resized - total_steps) > 0.03 * total_steps:
-                        _say(f"schedule resized from {total_steps} to {resized} steps at the measured rate")
-                        resizes.append({"at_step": done, "from": total_steps, "to": resized})
-                        total_steps = resized
-                        base_metrics["steps"] = total_steps
-                        base_metrics["epochs"] = round(total_steps / steps_per_epoch, 3)
-        loss_sum, correct, seen, nonfinite = (float(v) for v in state.metrics)
-        state.metrics = jnp.zeros_like(state.metrics)
-        epoch += 1
+    def train(self) -> None:
+        """The schedule's steps, epoch by epoch, with progress lines and periodic bundles;
+        stops early at a non-finite training loss."""
+        import jax
+
+        from training.lease.device_step import epoch_order
+
+        self.t_train = time.time()
+        self.log_rows: list[dict] = []
+        self.done, self.bad, epoch = 0, False, 0
+        self.last_print = last_snapshot = time.time()
+        while self.done < self.total_steps and not self.bad:
+            order = epoch_order(jax.random.fold_in(self.key, epoch), self.num_train, self.batch)
+            epoch_start = time.time()
+            for i in range(min(self.steps_per_epoch, self.total_steps - self.done)):
+                if self.done >= self.total_steps:  # the schedule was shortened in this epoch
+                    break
+                self.state = self.step(self.state, self.images, self.labels, order[i], self.key,
+                                       self.total_steps)
+                self.done += 1
+                if time.time() - self.last_print >= PROGRESS_SECONDS:
+                    self.progress(epoch)
+            epoch += 1
+            self.end_epoch(epoch, epoch_start)
+            if (time.time() - last_snapshot >= 60.0 * self.args.snapshot_minutes
+                    and self.done < self.total_steps):
+                self.snapshot(1, "in progress")
+                last_snapshot = time.time()
+        jax.block_until_ready(self.state.metrics)
+        self.phases["train_s"] = time.time() - self.t_train
+        self.train_rate = self.done * self.batch / self.phases["train_s"]
+        _say(f"trained {self.done} steps ({self.done / self.steps_per_epoch:.2f} epochs) in "
+             f"{self.phases['train_s']:.0f}s, {self.train_rate:.0f} img/s")
+
+    def progress(self, epoch: int) -> None:
+        """One progress line; early in the run (the warm-up), the schedule's length may
+        still follow the measured rate, if the trial steps misjudged it by over 3 %."""
+        import jax
+
+        jax.block_until_ready(self.state.metrics)
         now = time.time()
-        lr = float(learning_rate_fn(recipe)(jnp.float32(done - 1), jnp.float32(total_steps)))
-        log_rows.append({
-            "epoch": epoch, "steps": done, "lr_last": f"{lr:.6g}",
-            "loss": f"{loss_sum / max(seen, 1):.5f}", "accuracy": f"{correct / max(seen, 1):.5f}",
+        done, total = self.done, self.total_steps
+        rate = done * self.batch / (now - self.t_train)
+        eta = self.t_train + total * (now - self.t_train) / done
+        _say(f"epoch {epoch + 1} step {done}/{total} {rate:.0f} img/s, elapsed "
+             f"{now - STARTED:.0f}s, expected end of training {eta - STARTED:.0f}s")
+        self.last_print = now
+        if done >= 0.1 * total:
+            return
+        resized = self.steps_that_fit(now, done / (now - self.t_train)) + done
+        if abs(resized - total) > 0.03 * total:
+            _say(f"schedule resized from {total} to {resized} steps at the measured rate")
+            self.record["schedule_resized"].append({"at_step": done, "from": total, "to": resized})
+            self.total_steps = resized
+            self.record["steps"] = resized
+            self.record["epochs"] = round(resized / self.steps_per_epoch, 3)
+
+    def end_epoch(self, epoch: int, epoch_start: float) -> None:
+        """The epoch's row of ``log.csv`` from the metrics summed on the device."""
+        import jax.numpy as jnp
+
+        loss_sum, correct, seen, nonfinite = (float(v) for v in self.state.metrics)
+        self.state.metrics = jnp.zeros_like(self.state.metrics)
+        now = time.time()
+        lr = float(learning_rate_fn(self.recipe)(jnp.float32(self.done - 1),
+                                                 jnp.float32(self.total_steps)))
+        self.log_rows.append({
+            "epoch": epoch, "steps": self.done, "lr_last": f"{lr:.6g}",
+            "loss": f"{loss_sum / max(seen, 1):.5f}",
+            "accuracy": f"{correct / max(seen, 1):.5f}",
             "epoch_s": f"{now - epoch_start:.2f}", "elapsed_s": f"{now - STARTED:.1f}",
         })
         if nonfinite:
-            bad = True
+            self.bad = True
             _say(f"non-finite training loss in epoch {epoch}: stopping")
-        if now - last_snapshot >= 60.0 * args.snapshot_minutes and done < total_steps:
-            snapshot(1, "in progress")
-            last_snapshot = time.time()
-    jax.block_until_ready(state.metrics)
-    phases["train_s"] = time.time() - t_train
-    train_rate = done * batch / phases["train_s"]
-    _say(f"trained {done} steps ({done / steps_per_epoch:.2f} epochs) in {phases['train_s']:.0f}s, "
-         f"{train_rate:.0f} img/s")
 
     # 5. evaluation on the bfloat16-rounded weights, and the bundle ---------------------
-    t3 = time.time()
-    named = bundle_io.state_weights(model, state.trainable, state.non_trainable)
-    rounded = {p: (bundle_io.to_bfloat16(v).astype(np.float32) if low else v) for p, v, low in named}
-    f32_trainable = [jnp.asarray(rounded[v.path]) for v in eval_model.trainable_variables]
-    f32_non_trainable = [jnp.asarray(rounded[v.path]) if v.path in rounded else v.value
-                         for v in eval_model.non_trainable_variables]
-    with jax.default_matmul_precision("float32"):
-        result = evaluate(predict_f32, TrainState(f32_trainable, f32_non_trainable, [], None),
-                          test_images, test_labels, batch)
-    low_trainable = [jnp.asarray(rounded[v.path], v.value.dtype) for v in model.trainable_variables]
-    result_low = evaluate(predict_low, TrainState(low_trainable, state.non_trainable, [], None),
-                          test_images, test_labels, batch)
-    phases["evaluate_s"] = time.time() - t3
-    finished = done == total_steps and not bad
-    ok = finished and result["finite"] and math.isfinite(result["loss"])
-    final = {
-        "status": "finished" if finished else "stopped: non-finite training loss",
-        "steps_done": done,
-        "epochs_done": round(done / steps_per_epoch, 3),
-        "train_img_per_s": round(train_rate, 1),
-        "test_accuracy": result["accuracy"],
-        "test_loss": result["loss"],
-        "test_accuracy_note": "float32 compute on the bfloat16-rounded weights the bundle holds",
-        f"test_accuracy_{precision}": result_low["accuracy"],
-        "train_accuracy_last_epoch": float(log_rows[-1]["accuracy"]) if log_rows else None,
-    }
-    phases["total_s_before_bundle"] = time.time() - STARTED
-    final["training_ended_before_deadline"] = t_train + phases["train_s"] <= deadline
-    snapshot(args.level, final["status"], {**final, "phases": phases}, named=named)
-    end = time.time()
-    final["ended_before_deadline"] = end <= deadline
-    _say(f"bundle written in {end - t3 - phases['evaluate_s']:.1f}s; command time {end - STARTED:.1f}s")
-    _say(f"test accuracy {result['accuracy']:.4f} (float32 on the bf16 weights), "
-         f"{result_low['accuracy']:.4f} ({precision}); bundle in {out}; "
-         f"{'before' if final['ended_before_deadline'] else 'AFTER'} the deadline")
-    return 0 if ok else 1
+    def evaluate_and_write(self) -> int:
+        """The test split in float32 on the weights rounded to bfloat16 (and at the
+        training precision), then the final bundle; 0 when the run finished and its
+        test accuracy is finite."""
+        import jax
+        import jax.numpy as jnp
+        import numpy as np
+
+        from training.lease import bundle as bundle_io
+        from training.lease.device_step import TrainState, evaluate
+
+        t3 = time.time()
+        named = bundle_io.state_weights(self.model, self.state.trainable, self.state.non_trainable)
+        rounded = {p: (bundle_io.to_bfloat16(v).astype(np.float32) if low else v)
+                   for p, v, low in named}
+        f32_trainable = [jnp.asarray(rounded[v.path]) for v in self.eval_model.trainable_variables]
+        f32_non_trainable = [jnp.asarray(rounded[v.path]) if v.path in rounded else v.value
+                             for v in self.eval_model.non_trainable_variables]
+        with jax.default_matmul_precision("float32"):
+            result = evaluate(self.predict_f32, TrainState(f32_trainable, f32_non_trainable, [], None),
+                              self.test_images, self.test_labels, self.batch)
+        low_trainable = [jnp.asarray(rounded[v.path], v.value.dtype)
+                         for v in self.model.trainable_variables]
+        result_low = evaluate(self.predict_low,
+                              TrainState(low_trainable, self.state.non_trainable, [], None),
+                              self.test_images, self.test_labels, self.batch)
+        self.phases["evaluate_s"] = time.time() - t3
+        finished = self.done == self.total_steps and not self.bad
+        ok = finished and result["finite"] and math.isfinite(result["loss"])
+        final = {
+            "status": "finished" if finished else "stopped: non-finite training loss",
+            "steps_done": self.done,
+            "epochs_done": round(self.done / self.steps_per_epoch, 3),
+            "train_img_per_s": round(self.train_rate, 1),
+            "test_accuracy": result["accuracy"],
+            "test_loss": result["loss"],
+            "test_accuracy_note": "float32 compute on the bfloat16-rounded weights the bundle holds",
+            f"test_accuracy_{self.precision}": result_low["accuracy"],
+            "train_accuracy_last_epoch": (float(self.log_rows[-1]["accuracy"])
+                                          if self.log_rows else None),
+        }
+        self.phases["total_s_before_bundle"] = time.time() - STARTED
+        final["training_ended_before_deadline"] = (self.t_train + self.phases["train_s"]
+                                                   <= self.deadline)
+        self.snapshot(self.args.level, final["status"], {**final, "phases": self.phases},
+                      named=named)
+        end = time.time()
+        final["ended_before_deadline"] = end <= self.deadline
+        _say(f"bundle written in {end - t3 - self.phases['evaluate_s']:.1f}s; command time "
+             f"{end - STARTED:.1f}s")
+        _say(f"test accuracy {result['accuracy']:.4f} (float32 on the bf16 weights), "
+             f"{result_low['accuracy']:.4f} ({self.precision}); bundle in {self.out}; "
+             f"{'before' if final['ended_before_deadline'] else 'AFTER'} the deadline")
+        return 0 if ok else 1
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
