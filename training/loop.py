@@ -139,26 +139,7 @@ def fit_resumable(model: keras.Model, train, test, *, epochs: int, out: Path, ve
     nan_guard = StopOnNaN()
     time_limit = TimeLimit(deadline) if deadline is not None else None
     backup = EpochBackup(out / "backup", nan_guard, shard_mb=shard_mb, time_limit=time_limit)
-    callbacks = [
-        nan_guard,
-        keras.callbacks.CSVLogger(str(log_path), append=True),
-        backup,
-        keras.callbacks.LambdaCallback(on_epoch_end=lambda epoch, logs: clock.save()),
-        AtomicModelCheckpoint(out / "last.keras"),
-        AtomicModelCheckpoint(
-            out / "best.keras", monitor="val_accuracy", mode="max", save_best_only=True,
-            initial_value_threshold=best_logged(log_path, "val_accuracy"),
-        ),
-    ]
-    if tensorboard_available():
-        callbacks.append(keras.callbacks.TensorBoard(out / "tensorboard"))
-    if gate_variables(model):
-        # After the CSV logger (log.csv keeps its columns), before TensorBoard (which then
-        # plots every k): one row per gate and epoch in gates.csv.
-        callbacks.insert(len(callbacks) - 1 if tensorboard_available() else len(callbacks),
-                         GateLogger(out / GATES_FILE))
-    if time_limit is not None:
-        callbacks.insert(1, time_limit)
+    callbacks = run_callbacks(model, out, nan_guard, backup, clock, time_limit)
     if isinstance(train, NumpyBatches):  # the batches of the epoch resumed at
         train.set_epoch(initial_epoch, start_step)
         callbacks.insert(0, DataEpoch(train, initial_epoch, start_step))
@@ -186,18 +167,8 @@ def fit_resumable(model: keras.Model, train, test, *, epochs: int, out: Path, ve
             raise full from error
         raise
     if time_limit is not None and time_limit.stopped_at is not None and nan_guard.nan_at is None:
-        epoch, steps = time_limit.stopped_at
-        resumed = epoch == initial_epoch and start_step
-        done = steps + (start_step if resumed else 0)
-        logs = time_limit.logs
-        if resumed and logs_before:  # the steps of the earlier launches of this epoch too
-            logs = combine_logs(logs_before, train.examples_in(start_step), logs,
-                                train.examples_in(done) - train.examples_in(start_step))
-        backup.write(epoch, done, logs=logs)
-        clock.save()
-        raise TimeLimitReached(
-            f"{prefix} time limit: stopped after step {done} of epoch {epoch + 1} and backed "
-            f"up to {out / 'backup'}; run the same command again to go on from there.")
+        stop_at_time_limit(time_limit, backup, clock, train, initial_epoch, start_step,
+                           logs_before, f"{prefix} time limit")
     clock.save()
     if nan_guard.nan_at is None and not (out / "last.keras").exists():
         # Every epoch was already done (the run resumed from the backup of its last epoch,
@@ -205,21 +176,74 @@ def fit_resumable(model: keras.Model, train, test, *, epochs: int, out: Path, ve
         # ``*.keras`` files): the final model is the restored one.
         save_model_atomic(model, out / "last.keras")
     if nan_guard.nan_at is not None:
-        epoch, batch = nan_guard.nan_at
-        where = f"epoch {epoch + 1}, batch {batch + 1}" if batch is not None else (
-            f"the end of epoch {epoch + 1} (the training loss was finite)")
-        kept = backup_epoch(out / "backup")
-        what = (f"the backup of epoch {kept}, the last good one, is kept in {out / 'backup'}"
-                if kept else f"no epoch finished, so there is no backup; {log_path} and "
-                f"{out / 'tensorboard'} show the losses")
-        print(
-            f"{prefix} stopped: {nan_guard.what} became NaN/inf at {where}; "
-            f"{what}. Lower the learning rate or batch size (or check the data), then start "
-            "again with a new --out.",
-            file=sys.stderr,
-        )
+        report_nan(nan_guard, out, prefix)
         return False
     return True
+
+
+def stop_at_time_limit(time_limit: TimeLimit, backup: EpochBackup, clock: WallClock, train,
+                       initial_epoch: int, start_step: int, logs_before: dict,
+                       prefix: str) -> None:
+    """Back up the step the time limit stopped at (with the logs of the whole epoch so
+    far, earlier launches included) and raise ``TimeLimitReached``."""
+    epoch, steps = time_limit.stopped_at
+    resumed = epoch == initial_epoch and start_step
+    done = steps + (start_step if resumed else 0)
+    logs = time_limit.logs
+    if resumed and logs_before:  # the steps of the earlier launches of this epoch too
+        logs = combine_logs(logs_before, train.examples_in(start_step), logs,
+                            train.examples_in(done) - train.examples_in(start_step))
+    backup.write(epoch, done, logs=logs)
+    clock.save()
+    raise TimeLimitReached(
+        f"{prefix}: stopped after step {done} of epoch {epoch + 1} and backed up to "
+        f"{backup.backup_dir}; run the same command again to go on from there.")
+
+
+def run_callbacks(model: keras.Model, out: Path, nan_guard: StopOnNaN, backup: EpochBackup,
+                  clock: WallClock, time_limit: TimeLimit | None) -> list:
+    """The callbacks of a run, in the order they must run at an epoch's end: NaN watch
+    (then the time limit), the CSV row, the backup, the wall clock, last and best
+    checkpoints, the gates' log, TensorBoard (where TensorFlow is installed)."""
+    log_path = out / "log.csv"
+    callbacks = [
+        nan_guard,
+        keras.callbacks.CSVLogger(str(log_path), append=True),
+        backup,
+        keras.callbacks.LambdaCallback(on_epoch_end=lambda epoch, logs: clock.save()),
+        AtomicModelCheckpoint(out / "last.keras"),
+        AtomicModelCheckpoint(
+            out / "best.keras", monitor="val_accuracy", mode="max", save_best_only=True,
+            initial_value_threshold=best_logged(log_path, "val_accuracy"),
+        ),
+    ]
+    if tensorboard_available():
+        callbacks.append(keras.callbacks.TensorBoard(out / "tensorboard"))
+    if gate_variables(model):
+        # After the CSV logger (log.csv keeps its columns), before TensorBoard (which then
+        # plots every k): one row per gate and epoch in gates.csv.
+        callbacks.insert(len(callbacks) - 1 if tensorboard_available() else len(callbacks),
+                         GateLogger(out / GATES_FILE))
+    if time_limit is not None:
+        callbacks.insert(1, time_limit)
+    return callbacks
+
+
+def report_nan(nan_guard: StopOnNaN, out: Path, prefix: str) -> None:
+    """One sentence on stderr: where the loss went NaN, what is kept, what to do."""
+    epoch, batch = nan_guard.nan_at
+    where = f"epoch {epoch + 1}, batch {batch + 1}" if batch is not None else (
+        f"the end of epoch {epoch + 1} (the training loss was finite)")
+    kept = backup_epoch(out / "backup")
+    what = (f"the backup of epoch {kept}, the last good one, is kept in {out / 'backup'}"
+            if kept else f"no epoch finished, so there is no backup; {out / 'log.csv'} and "
+            f"{out / 'tensorboard'} show the losses")
+    print(
+        f"{prefix} stopped: {nan_guard.what} became NaN/inf at {where}; "
+        f"{what}. Lower the learning rate or batch size (or check the data), then start "
+        "again with a new --out.",
+        file=sys.stderr,
+    )
 
 
 def save_model_atomic(model: keras.Model, path: Path) -> None:

@@ -305,16 +305,52 @@ def run_settings(args: argparse.Namespace) -> RunSettings:
                                               getattr(args, "strategy", "default")))
 
 
-def run(args: argparse.Namespace) -> int:
+def run_record(args: argparse.Namespace, backend: str, recipe, model, val_split: str) -> dict:
+    """What ``metrics.json`` says of how the run was made, beside its accuracies."""
+    from keras_gated.fast_path import describe
 
+    return {
+        "command": reproduce_command(args, backend),
+        "model": args.model,
+        "epochs": recipe.epochs,
+        "recipe": recipe.describe(),
+        "strategy": args.strategy,
+        "fast_path": describe(model),
+        "model_args": model_args(args),
+        "lr": args.lr,
+        "clip_norm": getattr(args, "clip_norm", None),
+        "validation_split": validation_of(args)[0],
+        "val_split": val_split,
+    }
+
+
+def run_pipelines(args: argparse.Namespace, built, engine: str, strategy) -> tuple:
+    """``(train, val, test, test_info)``: a built run's batches, each sharded across the
+    workers of a multi-worker strategy; ``val`` is the test split without a held-out one."""
+    from training import distribute
+    from training.data import load_split, make_pipeline
+
+    batch_size = built.recipe.batch_size
+    test_ds, test_info = load_split(args.dataset, "test", engine)
+    test = distribute.shard_for_workers(
+        make_pipeline(test_ds, built.recipe, training=False, batch_size=batch_size), strategy)
+    train = distribute.shard_for_workers(built.batches, strategy)
+    val = test
+    if built.val_ds is not None:
+        val = distribute.shard_for_workers(
+            make_pipeline(built.val_ds, built.recipe, training=False, batch_size=batch_size),
+            strategy)
+    return train, val, test, test_info
+
+
+def run(args: argparse.Namespace) -> int:
     import keras
 
-    from keras_gated.fast_path import describe, describe_text
+    from keras_gated.fast_path import describe_text
     from keras_gated.files import portable_record
     from keras_gated.registry import get_model_entry
     from training import distribute
     from training.build import run_recipe
-    from training.data import load_split, make_pipeline
     from training.loop import TimeLimitReached, evaluate_metrics, fit_resumable, write_metrics
     from training.run_dir import (
         START_AGAIN,
@@ -354,19 +390,10 @@ def run(args: argparse.Namespace) -> int:
         check_fingerprint(out, {**settings, "model_kwargs": built.model_kwargs,
                                 "data_engine": run_config.data_engine, "backend": backend},
                           "[train]", defaults=FINGERPRINT_DEFAULTS)
-        model, decayed, train = built.model, built.decayed, built.batches
-        train_info, val_ds, val_info = built.train_info, built.val_ds, built.val_info
-        test_ds, test_info = load_split(args.dataset, "test", run_config.data_engine)
-        test = make_pipeline(test_ds, recipe, training=False, batch_size=batch_size)
-        train = distribute.shard_for_workers(train, strategy)
-        test = distribute.shard_for_workers(test, strategy)
-        if val_ds is None:
-            val = test
-        else:
-            val = make_pipeline(val_ds, recipe, training=False, batch_size=batch_size)
-            val = distribute.shard_for_workers(val, strategy)
+        model, val_ds, val_info = built.model, built.val_ds, built.val_info
+        train, val, test, test_info = run_pipelines(args, built, run_config.data_engine, strategy)
         val_split = val_info.note if val_ds is not None else "test"
-        print(f"[train] {args.model} on {args.dataset} ({train_info.num_examples} train / "
+        print(f"[train] {args.model} on {args.dataset} ({built.train_info.num_examples} train / "
               f"{test_info.num_examples} test), backend {backend}, strategy {args.strategy} "
               f"({distribute.num_replicas(strategy)} replicas)")
         print(f"[train] val_* metrics and best.keras: {val_split} "
@@ -374,7 +401,7 @@ def run(args: argparse.Namespace) -> int:
               + ("; the test split is evaluated once, at the end" if val_ds is not None else ""))
         if extra_model_args:
             print(f"[train] model arguments: {extra_model_args}")
-        print(f"[train] recipe {recipe.describe()}; {decayed} variables decayed")
+        print(f"[train] recipe {recipe.describe()}; {built.decayed} variables decayed")
         print(f"[train] fast path: {describe_text(model)}")
 
         time_limit_s = args.time_limit * 60 if getattr(args, "time_limit", None) else None
@@ -386,19 +413,7 @@ def run(args: argparse.Namespace) -> int:
         except TimeLimitReached as stop:
             print(stop)
             return 0
-        extra = {
-            "command": reproduce_command(args, backend),
-            "model": args.model,
-            "epochs": recipe.epochs,
-            "recipe": recipe.describe(),
-            "strategy": args.strategy,
-            "fast_path": describe(model),
-            "model_args": extra_model_args,
-            "lr": args.lr,
-            "clip_norm": getattr(args, "clip_norm", None),
-            "validation_split": validation_of(args)[0],
-            "val_split": val_split,
-        }
+        extra = run_record(args, backend, recipe, model, val_split)
         if val_ds is not None:
             _, val_accuracy = model.evaluate(val, verbose=0)
             extra["val_num_examples"] = val_info.num_examples
