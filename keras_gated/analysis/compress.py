@@ -193,6 +193,38 @@ def apply_pressure(model: keras.Model, data, blocks: Sequence[str], *, strength:
             gate.k.regularizer = None
 
 
+def _check_arguments(*, macs, blocks, baseline, epochs, pressure_epochs) -> None:
+    """A ValueError naming the first argument of ``compress`` that cannot be used."""
+    if (macs is None) == (blocks is None):
+        raise ValueError("Give one budget: macs=<fraction of the source MACs> or blocks=<count>.")
+    if macs is not None and not 0 < macs < 1:
+        raise ValueError(f"macs={macs} must be a fraction between 0 and 1 (0.5: half the MACs).")
+    if blocks is not None and blocks < 1:
+        raise ValueError(f"blocks={blocks} must be at least 1.")
+    if baseline is not None and baseline not in BASELINES:
+        raise ValueError(f"Unknown baseline {baseline!r}; choose one of {', '.join(BASELINES)}.")
+    if epochs < 0 or (pressure_epochs is not None and pressure_epochs < 0):
+        raise ValueError("epochs and pressure_epochs must be 0 or more.")
+
+
+def _blocks_to_remove(candidates: list[str], openings: dict, saved: dict, total: float, *,
+                      remove, baseline, seed: int, macs, blocks) -> list[str]:
+    """The blocks a run removes: the caller's (checked against the budget), seeded random
+    ones (``baseline="random"``), or those of the lowest g(k) in ``openings`` (ties in
+    model order), as few as meet the budget."""
+    if remove is not None:
+        unknown = [name for name in remove if name not in candidates]
+        if unknown:
+            raise ValueError(f"Block {unknown[0]!r} cannot be removed; removable blocks: "
+                             f"{', '.join(candidates)}.")
+        return check_budget(list(dict.fromkeys(remove)), saved, total, macs=macs, blocks=blocks)
+    if baseline == "random":
+        order = [candidates[i] for i in np.random.default_rng(seed).permutation(len(candidates))]
+    else:
+        order = sorted(candidates, key=lambda n: (openings[n], candidates.index(n)))
+    return choose_blocks(order, saved, total, macs=macs, blocks=blocks)
+
+
 def compress(
     model: keras.Model,
     data,
@@ -248,16 +280,8 @@ def compress(
     """
     from keras_gated.flops import count_macs
 
-    if (macs is None) == (blocks is None):
-        raise ValueError("Give one budget: macs=<fraction of the source MACs> or blocks=<count>.")
-    if macs is not None and not 0 < macs < 1:
-        raise ValueError(f"macs={macs} must be a fraction between 0 and 1 (0.5: half the MACs).")
-    if blocks is not None and blocks < 1:
-        raise ValueError(f"blocks={blocks} must be at least 1.")
-    if baseline is not None and baseline not in BASELINES:
-        raise ValueError(f"Unknown baseline {baseline!r}; choose one of {', '.join(BASELINES)}.")
-    if epochs < 0 or (pressure_epochs is not None and pressure_epochs < 0):
-        raise ValueError("epochs and pressure_epochs must be 0 or more.")
+    _check_arguments(macs=macs, blocks=blocks, baseline=baseline, epochs=epochs,
+                     pressure_epochs=pressure_epochs)
     check_hyperparameters(strength=strength, learning_rate=learning_rate, batch_size=batch_size)
     candidates = compressible_blocks(model)
     if not candidates:
@@ -288,18 +312,8 @@ def compress(
                                              if baseline == "scratch" else learning_rate,
                                              **fit_args)
     after = gate_openings(work, candidates)
-    if remove is not None:
-        unknown = [name for name in remove if name not in candidates]
-        if unknown:
-            raise ValueError(f"Block {unknown[0]!r} cannot be removed; removable blocks: "
-                             f"{', '.join(candidates)}.")
-        removed = check_budget(list(dict.fromkeys(remove)), saved, total, macs=macs, blocks=blocks)
-    elif baseline == "random":
-        order = [candidates[i] for i in np.random.default_rng(seed).permutation(len(candidates))]
-        removed = choose_blocks(order, saved, total, macs=macs, blocks=blocks)
-    else:  # by increasing g(k); ties in model order
-        order = sorted(candidates, key=lambda n: (after[n], candidates.index(n)))
-        removed = choose_blocks(order, saved, total, macs=macs, blocks=blocks)
+    removed = _blocks_to_remove(candidates, after, saved, total, remove=remove,
+                                baseline=baseline, seed=seed, macs=macs, blocks=blocks)
     for name in removed:
         gate = residual_gate_of(gated_blocks(work)[name])
         gate.k.assign(gate.removal_k())
@@ -329,10 +343,7 @@ def compress(
         "pressure": {"strength": strength, "epochs": pressure_epochs if pressed else 0},
         "finetune_epochs": finetune_epochs,
         "finetune_schedule": "cosine",
-        "batch_size": batch_size,
-        "learning_rate": learning_rate,
-        "augment": augment,
-        "seed": seed,
+        **{key: settings[key] for key in ("batch_size", "learning_rate", "augment", "seed")},
         "history": history,
     }
     if delete_backup:
