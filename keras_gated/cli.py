@@ -454,6 +454,17 @@ def build_parser() -> argparse.ArgumentParser:
                         help="progress bars on stderr for the long commands (default: where "
                              "stderr is a terminal)")
     sub = parser.add_subparsers(dest="command", required=True)
+    _add_zoo_commands(sub)
+    _add_evaluate_command(sub)
+    _add_hub_commands(sub)
+    _add_convert_and_analyze_commands(sub)
+    _add_compress_command(sub)
+    _add_export_command(sub)
+    return parser
+
+
+def _add_zoo_commands(sub) -> None:
+    """``list``, ``info`` and ``demo``: what the zoo holds."""
     p = sub.add_parser("list", help="list registered models (or released weights)")
     p.add_argument("pattern", nargs="?", default=None, help="fnmatch pattern, e.g. 'gresnet*'")
     p.add_argument("--pretrained", action="store_true", help="list released weight ids")
@@ -469,6 +480,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("demo", help="classify bundled CIFAR-10 images with gresnet20.cifar10")
     p.add_argument("--weights", default="cifar10", help="tag, file or hf:// reference")
     p.set_defaults(func=_cmd_demo)
+
+
+def _add_evaluate_command(sub) -> None:
+    """``evaluate``: a test accuracy."""
     p = sub.add_parser("evaluate", help="test accuracy of weights on a data set's test split")
     p.add_argument("name", type=model_name, help="model name (gresnet20)")
     p.add_argument("--weights", required=True, help="tag (cifar10), weights file, folder or hf://")
@@ -485,6 +500,10 @@ def build_parser() -> argparse.ArgumentParser:
                         "antialiased); without it, images larger than the input are refused")
     _add_class_map(p)
     p.set_defaults(func=_cmd_evaluate)
+
+
+def _add_hub_commands(sub) -> None:
+    """``publish`` and ``pull``: weights to and from the Hub."""
     p = sub.add_parser("publish", help="upload a zoo/<weight id> folder to the Hub")
     p.add_argument("folder", help="a folder written by keras_gated.pretrained.save_zoo_folder")
     p.add_argument("--repo-id", default=None, help="ORG/NAME (default: keras-gated/<weight id>)")
@@ -500,6 +519,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("name", help="weight id (gresnet20.cifar10) or hf://org/name[@revision]")
     p.set_defaults(func=_cmd_pull)
 
+
+def _add_convert_and_analyze_commands(sub) -> None:
+    """``convert`` (a PyTorch state dict) and ``analyze`` (gates, removal, pruning)."""
     p = sub.add_parser("convert", help="build a model from a reference PyTorch state dict")
     p.add_argument("arch", type=model_name, help="registry name (resnet50, gresnet50, wrn_16_2, preactresnet110, ...)")
     p.add_argument("source_file", help=".pth, .pt or .safetensors state dict")
@@ -522,6 +544,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_class_map(p)
     p.set_defaults(func=_cmd_analyze)
 
+
+def _add_compress_command(sub) -> None:
+    """``compress``: a smaller net at a budget."""
     p = sub.add_parser("compress", help="a smaller net at a MACs or block budget, by gate-guided "
                        "block removal and fine-tuning")
     p.add_argument("weight_id", type=model_name, help="weight id (gresnet20.cifar10) or model name with --weights")
@@ -559,6 +584,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "run has ended)")
     p.set_defaults(func=_cmd_compress)
 
+
+def _add_export_command(sub) -> None:
+    """``export``: ONNX, TFLite or a SavedModel."""
     p = sub.add_parser("export", help="export for serving: ONNX, TFLite or TF SavedModel")
     p.add_argument("name", type=model_name,
                    help="model name (gresnet20) or weight id (gresnet20.cifar10)")
@@ -566,7 +594,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", required=True, choices=("onnx", "tflite", "savedmodel"))
     p.add_argument("--out", default=None, help="output path (default: NAME.onnx, NAME.tflite, NAME_savedmodel)")
     p.set_defaults(func=_cmd_export)
-    return parser
 
 
 @contextlib.contextmanager
