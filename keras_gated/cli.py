@@ -43,21 +43,21 @@ def _cmd_list(args: argparse.Namespace) -> int:
 
     if args.planned:
 
-        from keras_gated.pretrained import get_pretrained_cfg, list_pretrained
+        from keras_gated.weights import get_pretrained_cfg, list_pretrained
 
         for weight_id in list_pretrained(args.pattern, planned=True):
             print(f"{weight_id:<28} planned: {get_pretrained_cfg(weight_id).plan.expect}")
         return 0
     if args.markdown:
-        from keras_gated.pretrained import get_pretrained_cfg, list_pretrained
-        from keras_gated.pretrained.listing import planned_table, released_table
+        from keras_gated.weights import get_pretrained_cfg, list_pretrained
+        from keras_gated.release.listing import planned_table, released_table
 
         print(released_table(get_pretrained_cfg(w) for w in list_pretrained(args.pattern)))
         print()
         print(planned_table(get_pretrained_cfg(w) for w in list_pretrained(planned=True)))
         return 0
-    from keras_gated.pretrained import get_pretrained_cfg
-    from keras_gated.pretrained.listing import accuracy_text
+    from keras_gated.weights import get_pretrained_cfg
+    from keras_gated.release.listing import accuracy_text
 
     names = list_models(args.pattern, pretrained=args.pretrained)
     for name in names:
@@ -75,13 +75,8 @@ def _cmd_list(args: argparse.Namespace) -> int:
 
 
 def _cmd_info(args: argparse.Namespace) -> int:
-    from keras_gated.pretrained import (
-        get_pretrained_cfg,
-        list_pretrained,
-        split_weight_id,
-        tags_for,
-    )
-    from keras_gated.pretrained.planned import training_command
+    from keras_gated.weights import get_pretrained_cfg, list_pretrained, split_weight_id, tags_for
+    from keras_gated.weights.planned import training_command
     from keras_gated.registry import create_model, get_model_entry
 
     arch, tag = split_weight_id(args.name)
@@ -120,7 +115,7 @@ def _official_entry(cfg):
     """The registered config of ``cfg``'s weight id and its data file, for
     ``publish --pin-official``; refused (before anything is uploaded) unless the folder
     is that release (same sha256 for every weight file) and the repo is its registered Hub repo."""
-    from keras_gated.registry.weights import cfg_source_file, find_pretrained_cfg
+    from keras_gated.weights.registered import cfg_source_file, find_pretrained_cfg
 
     registered = find_pretrained_cfg(cfg.arch, cfg.tag)
     source = cfg_source_file(cfg.weight_id)
@@ -141,9 +136,9 @@ def _official_entry(cfg):
 def _cmd_publish(args: argparse.Namespace) -> int:
     import json
 
-    from keras_gated.pretrained.hub import keras_hub_handle, publish
-    from keras_gated.pretrained.zoo_folder import KERAS_HUB_PRESET, pretrained_cfg_from_folder
-    from keras_gated.registry.weights import write_cfg
+    from keras_gated.release.hub import keras_hub_handle, publish
+    from keras_gated.release.zoo_folder import KERAS_HUB_PRESET, pretrained_cfg_from_folder
+    from keras_gated.weights.registered import write_cfg
 
     cfg = pretrained_cfg_from_folder(args.folder, hf_hub_id=args.repo_id)  # checks it first
     official = _official_entry(cfg) if args.pin_official else None
@@ -179,7 +174,7 @@ def _compressed_names() -> set[str]:
 
 
 def _cmd_pull(args: argparse.Namespace) -> int:
-    from keras_gated.pretrained.hub import HubDownloadError, pull
+    from keras_gated.weights.hub import HubDownloadError, pull
 
     try:
         folder = pull(args.name)
@@ -486,7 +481,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_class_map(p)
     p.set_defaults(func=_cmd_evaluate)
     p = sub.add_parser("publish", help="upload a zoo/<weight id> folder to the Hub")
-    p.add_argument("folder", help="a folder written by keras_gated.pretrained.save_zoo_folder")
+    p.add_argument("folder", help="a folder written by keras_gated.release.save_zoo_folder")
     p.add_argument("--repo-id", default=None, help="ORG/NAME (default: keras-gated/<weight id>)")
     p.add_argument("--message", default=None, help="commit message")
     p.add_argument("--pin-official", action="store_true",

@@ -110,7 +110,7 @@ def write_compressed(result: CompressionResult, source: keras.Model, out: str | 
     ``final``: where the folder will be once moved into place (default ``out``), the path
     its card loads it from."""
     from keras_gated.files import portable_path, portable_record, portable_text
-    from keras_gated.pretrained.zoo_folder import save_zoo_folder
+    from keras_gated.release.zoo_folder import save_zoo_folder
 
     out = Path(out)
     given = [dataset] if Path(dataset).expanduser().exists() else []  # a local folder

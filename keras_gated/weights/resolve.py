@@ -1,11 +1,11 @@
 """A ``weights=`` value resolved once, up front, into one record.
 
 As timm's ``build_model_with_cfg``, a load flows one way: ``resolve_weights`` reads the
-weights registry once and finds the verified file (``keras_gated.pretrained.sources``),
+weights registry once and finds the verified file (``keras_gated.weights.sources``),
 the configuration and class names saved with it, and the constructor arguments the
 weights were trained with; the model is then built from the record
 (``keras_gated.models.builder``) and the record loaded into it
-(``keras_gated.pretrained.load.load_resolved``). Neither step looks anything up again.
+(``keras_gated.weights.load.load_resolved``). Neither step looks anything up again.
 """
 
 from __future__ import annotations
@@ -18,10 +18,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from keras_gated.pretrained.config import PretrainedCfg
-from keras_gated.pretrained.sources import (
+from keras_gated.weights.config import METRICS_FILE, PretrainedCfg
+from keras_gated.weights.registered import get_pretrained_cfg, tags_for
+from keras_gated.weights.sources import (
     CARD_FILE,
     CONFIG_FILE,
+    HF_PREFIX,
     card_class_names,
     companion_file,
     download_hf_weights,
@@ -30,7 +32,6 @@ from keras_gated.pretrained.sources import (
     read_saved_config,
     resolve_pretrained_file,
 )
-from keras_gated.pretrained.zoo_folder import METRICS_FILE
 
 
 @dataclass(frozen=True)
@@ -71,26 +72,79 @@ class ResolvedWeights:
 
 def resolve_weights(
     arch: str | None,
+    weights: str | os.PathLike | ResolvedWeights | None,
+    *,
+    overlay: dict | None = None,
+) -> ResolvedWeights | None:
+    """Resolve ``weights=`` for the architecture ``arch`` into a ``ResolvedWeights``: the
+    one place a ``weights=`` value is resolved, for ``create_model`` and the public
+    constructors alike.
+
+    Args:
+        arch: the registry name the model is built as (``"gresnet20"``); None resolves
+            only files and Hub references.
+        weights: None (random weights: None is returned), a data tag, a ``.weights.h5``
+            file or save folder, ``"hf://org/name[@revision]"``, or a record resolved
+            already (returned as it is when resolved for ``arch`` or for no
+            architecture; resolved again from its source for another one).
+        overlay: fields of the tag's registered config to replace
+            (``create_model(..., pretrained_cfg_overlay=...)``), and ``"file"``: a local
+            weight file to load in place of the tag's (its config's arguments and class
+            names still hold). Only for a released tag.
+
+    A released config's caveat is said once, here (a UserWarning).
+    """
+    if isinstance(weights, ResolvedWeights):
+        if weights.arch in (None, arch) and not overlay:
+            return weights
+        weights = weights.source
+    if overlay:
+        if weights is None or arch is None or str(weights) not in tags_for(arch):
+            raise ValueError(
+                "pretrained_cfg_overlay changes the config of released weights: pass it "
+                "with pretrained=True, a tag or a weight id."
+            )
+        cfg, file = _overlaid_cfg(arch, str(weights), overlay)
+        return _resolve(arch, weights, cfg=cfg, file=file)
+    if weights is None:
+        return None
+    return _resolve(arch, weights)
+
+
+def is_tag(weights: str | os.PathLike) -> bool:
+    """Whether a ``weights=`` value can only be a data tag (resolved for an
+    architecture): neither an ``hf://`` reference nor an existing weight file or folder."""
+    source = os.fspath(weights)
+    return not (source.startswith(HF_PREFIX) or local_weights_file(source))
+
+
+def _overlaid_cfg(arch: str, tag: str, overlay: dict) -> tuple[PretrainedCfg, str | None]:
+    """(the registered config of ``arch.tag`` with ``overlay``'s fields replaced, a local
+    weight file from overlay key ``"file"`` or None)."""
+    overlay = dict(overlay)
+    file = overlay.pop("file", None)
+    fields = {f.name for f in dataclasses.fields(PretrainedCfg)}
+    unknown = sorted(set(overlay) - fields)
+    if unknown or "weight_id" in overlay:
+        bad = unknown[0] if unknown else "weight_id"
+        raise ValueError(
+            f"pretrained_cfg_overlay: {bad!r} cannot be overridden. Allowed keys: "
+            f"{', '.join(sorted(fields - {'weight_id'}))}, and 'file' (a local weight file)."
+        )
+    cfg = dataclasses.replace(get_pretrained_cfg(f"{arch}.{tag}"), **overlay)
+    return cfg, None if file is None else os.fspath(file)
+
+
+def _resolve(
+    arch: str | None,
     weights: str | os.PathLike,
     *,
     cfg: PretrainedCfg | None = None,
     file: str | os.PathLike | None = None,
 ) -> ResolvedWeights:
-    """Resolve ``weights=`` for the architecture ``arch`` into a ``ResolvedWeights``.
-
-    Args:
-        arch: the registry name the model is built as (``"gresnet20"``); None resolves
-            only files and Hub references.
-        weights: a data tag, a ``.weights.h5`` file or save folder, or
-            ``"hf://org/name[@revision]"``.
-        cfg: a config to use for the tag instead of the registered one
-            (``create_model(..., pretrained_cfg_overlay=...)``).
-        file: a local weight file to load in place of the tag's (its config's
-            arguments and class names still hold).
-
-    A released config's caveat is said once, here (a UserWarning).
-    """
-    source = os.fspath(weights)
+    """``resolve_weights`` of a value not resolved yet; ``cfg``: the config to use for
+    the tag instead of the registered one, ``file``: a local file to load in its place."""
+    source = os.fspath(weights) if isinstance(weights, (str, os.PathLike)) else weights
     found = identify_weights(arch, source, cfg)
     if found.hub is not None:
         path = download_hf_weights(found.hub)
@@ -101,13 +155,13 @@ def resolve_weights(
     if found.cfg is not None:
         cfg = found.cfg
         if cfg.caveat:
-            warnings.warn(f"Weights {cfg.weight_id}: {cfg.caveat}", UserWarning, stacklevel=4)
+            warnings.warn(f"Weights {cfg.weight_id}: {cfg.caveat}", UserWarning, stacklevel=5)
         if file is None and os.path.lexists(source):
             warnings.warn(
                 f"weights={source!r} is both the released tag {cfg.weight_id} and a path in "
                 f"the working directory: the released weights {cfg.weight_id} are used; "
                 f"pass {os.path.join('.', source)!r} to load the path instead.",
-                UserWarning, stacklevel=4,
+                UserWarning, stacklevel=5,
             )
         record = dict(
             source=source, arch=arch, model_kwargs=dict(cfg.model_kwargs),

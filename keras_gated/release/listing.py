@@ -11,8 +11,8 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 
-from keras_gated.pretrained.config import PretrainedCfg
-from keras_gated.pretrained.planned import compute_estimate
+from keras_gated.weights.config import PretrainedCfg
+from keras_gated.weights.planned import compute_estimate
 
 BEGIN = "<!-- zoo (written by `python -m training.release --register`; do not edit) -->"
 END = "<!-- zoo end -->"

@@ -15,7 +15,7 @@
 
   and every file is checked against the config's sha256 before it is used (a release
   too large for one file is a shard index, ``model.weights.json``, and its shards, each
-  pinned: ``keras_gated.pretrained.shards``). A missing
+  pinned: ``keras_gated.weights.shards``). A missing
   file, a 404, a connection error or offline mode falls through to the next source;
   the final error names every source tried. A bad copy in the Hugging Face cache is
   deleted (never anything outside the cache) and the next source is tried; a bad
@@ -23,24 +23,27 @@
 * a local ``.weights.h5`` file, or a Keras save folder (``config.json`` +
   ``model.weights.h5``);
 * ``"hf://org/name"`` or ``"hf://org/name@revision"``: ``model.weights.h5`` of a Hub
-  repo (e.g. one written by ``keras_gated.pretrained.save_zoo_folder`` and published). Such
+  repo (e.g. one written by ``keras_gated.release.save_zoo_folder`` and published). Such
   ad-hoc references have no registered hash: they are trusted as the Hub serves them,
   as ``keras.saving.load_model("hf://...")`` does. Pin a revision to make them
   reproducible.
 
 The Keras ``config.json`` saved beside the weight file (in save folders, ``zoo/``
 folders and their Hub repos) records the configuration the weights were trained with;
-loading compares it with the model being built (``keras_gated.pretrained.load``), and its class
+loading compares it with the model being built (``keras_gated.weights.load``), and its class
 names come from the registered config or the folder's model card.
 
 How a file is loaded into a model (head adaptation, strictness) is in
-``keras_gated.pretrained.load``.
+``keras_gated.weights.load``.
 """
 
 
 from __future__ import annotations
 
+import difflib
 import hashlib
+import importlib
+import json
 import os
 import re
 import warnings
@@ -48,9 +51,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from keras_gated.errors import without_credentials
-from keras_gated.pretrained.config import WEIGHTS_FILE, PretrainedCfg
-from keras_gated.pretrained.shards import FOLDER_WEIGHT_FILES, SHARD_INDEX, shard_names
-from keras_gated.registry.weights import find_pretrained_cfg, tags_for
+from keras_gated.weights.config import WEIGHTS_FILE, PretrainedCfg
+from keras_gated.weights.shards import FOLDER_WEIGHT_FILES, SHARD_INDEX, shard_names
+from keras_gated.weights.planned import planned_error
+from keras_gated.weights.registered import find_pretrained_cfg, list_pretrained, tags_for
 
 ZOO_ENV = "KERAS_GATED_ZOO"
 RETRIES_ENV = "KERAS_GATED_HUB_RETRIES"
@@ -147,8 +151,6 @@ def identify_weights(
     if local is not None:
         return WeightsRef(local=local)
     if cfg is not None and os.sep not in weights:
-        from keras_gated.pretrained.planned import planned_error
-
         raise planned_error(cfg)
     if os.sep in weights or weights.endswith((".h5", ".keras")):
         raise ValueError(_not_weights_message(weights))
@@ -188,10 +190,6 @@ def _similar_tags(weights: str, arch: str | None) -> str:
     """A sentence naming the registered tags (released or planned) that ``weights``
     abbreviates or nearly spells (``"imagenet"`` -> ``imagenet2012``), with their weight
     ids (``arch``'s own when it has one); empty when there are none."""
-    import difflib
-
-    from keras_gated.registry.weights import list_pretrained
-
     released = set(list_pretrained())
     by_tag: dict[str, list[str]] = {}
     for weight_id in sorted(released | set(list_pretrained(planned=True))):
@@ -343,8 +341,6 @@ def check_files(paths: list[Path], cfg: PretrainedCfg, where: str, *,
 def transport_errors() -> tuple[type[BaseException], ...]:
     """What a request that got no answer raises: OSError (sockets, and requests' errors)
     and the transport errors of the HTTP client huggingface_hub uses (httpx or httpx2)."""
-    import importlib
-
     errors: list[type[BaseException]] = [OSError]
     for name in ("httpx2", "httpx"):
         try:
@@ -617,8 +613,6 @@ def companion_file(
 
 def read_saved_config(path: Path) -> dict:
     """The Keras model config saved in ``path`` (``config.json``)."""
-    import json
-
     try:
         config = json.loads(path.read_text())
         return config["config"] if "layers" not in config else config
