@@ -1,9 +1,9 @@
 """A ``weights=`` value resolved once, up front, into one record.
 
 As timm's ``build_model_with_cfg``, a load flows one way: ``resolve_weights`` reads the
-weights registry once and finds the verified file (``keras_gated.weights.sources``),
-the configuration and class names saved with it, and the constructor arguments the
-weights were trained with; the model is then built from the record
+weights registry once and, in one pass of ``keras_gated.weights.sources.locate``, finds
+the verified file, the configuration and class names saved with it and the constructor
+arguments the weights were trained with; the model is then built from the record
 (``keras_gated.models.builder``) and the record loaded into it
 (``keras_gated.weights.load.load_resolved``). Neither step looks anything up again.
 """
@@ -11,27 +11,14 @@ weights were trained with; the model is then built from the record
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
-import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from keras_gated.weights.config import METRICS_FILE, PretrainedCfg
+from keras_gated.weights.config import PretrainedCfg
 from keras_gated.weights.registered import get_pretrained_cfg, tags_for
-from keras_gated.weights.sources import (
-    CARD_FILE,
-    CONFIG_FILE,
-    HF_PREFIX,
-    card_class_names,
-    companion_file,
-    download_hf_weights,
-    identify_weights,
-    local_weights_file,
-    read_saved_config,
-    resolve_pretrained_file,
-)
+from keras_gated.weights.sources import HF_PREFIX, local_weights_file, locate
 
 
 @dataclass(frozen=True)
@@ -145,72 +132,21 @@ def _resolve(
     """``resolve_weights`` of a value not resolved yet; ``cfg``: the config to use for
     the tag instead of the registered one, ``file``: a local file to load in its place."""
     source = os.fspath(weights) if isinstance(weights, (str, os.PathLike)) else weights
-    found = identify_weights(arch, source, cfg)
-    if found.hub is not None:
-        path = download_hf_weights(found.hub)
-        return _with_companions(
-            ResolvedWeights(source, None, path, str(found.hub), pretrained_cfg={"file": source}),
-            hub_source=(found.hub.repo_id, found.hub.revision),
+    found = locate(arch, source, cfg, None if file is None else os.fspath(file), stacklevel=5)
+    if found.ref.cfg is None:  # a file, a save folder or an hf:// reference
+        return ResolvedWeights(
+            source, None, found.path, str(found.ref.hub or found.path),
+            model_kwargs=found.trained_with, saved_config=found.saved_config,
+            class_names=found.card_class_names, pretrained_cfg={"file": source},
         )
-    if found.cfg is not None:
-        cfg = found.cfg
-        if cfg.caveat:
-            warnings.warn(f"Weights {cfg.weight_id}: {cfg.caveat}", UserWarning, stacklevel=5)
-        if file is None and os.path.lexists(source):
-            warnings.warn(
-                f"weights={source!r} is both the released tag {cfg.weight_id} and a path in "
-                f"the working directory: the released weights {cfg.weight_id} are used; "
-                f"pass {os.path.join('.', source)!r} to load the path instead.",
-                UserWarning, stacklevel=5,
-            )
-        record = dict(
-            source=source, arch=arch, model_kwargs=dict(cfg.model_kwargs),
-            class_names=tuple(cfg.class_names) or None, cfg=cfg,
-        )
-        if file is not None:
-            path = local_weights_file(os.fspath(file))
-            if path is None:
-                raise ValueError(
-                    f"pretrained_cfg_overlay file {os.fspath(file)!r} is not a `.weights.h5` "
-                    "file, a shard index (`.weights.json`) or a Keras save folder (with "
-                    "model.weights.h5) that exists."
-                )
-            return _with_companions(ResolvedWeights(
-                **record, path=path, origin=str(path),
-                pretrained_cfg={**dataclasses.asdict(cfg), "file": os.fspath(file)},
-            ))
-        return _with_companions(
-            ResolvedWeights(**record, path=resolve_pretrained_file(cfg),
-                            origin=f"weights {cfg.weight_id}",
-                            pretrained_cfg=dataclasses.asdict(cfg)),
-            hub_source=(cfg.hf_hub_id, cfg.revision),
-        )
-    local = found.local
-    return _with_companions(ResolvedWeights(
-        source, None, local, str(local), model_kwargs=_trained_with(source),
-        pretrained_cfg={"file": source},
-    ))
-
-
-def _trained_with(weights: str) -> dict[str, Any]:
-    """The constructor arguments a zoo folder's training run used (its ``metrics.json``
-    records them as ``model_args``); empty for anything else."""
-    metrics = Path(os.path.expanduser(weights)) / METRICS_FILE
-    if not metrics.is_file():
-        return {}
-    with open(metrics) as f:
-        return dict(json.load(f).get("model_args") or {})
-
-
-def _with_companions(
-    record: ResolvedWeights, hub_source: tuple[str, str | None] | None = None
-) -> ResolvedWeights:
-    """``record`` with the config (and, unless known, the class names) saved with its
-    weight file: beside it, or in the Hub repo it comes from."""
-    config_file = companion_file(record.path, CONFIG_FILE, hub_source)
-    saved_config = None if config_file is None else read_saved_config(config_file)
-    class_names = record.class_names
-    if class_names is None:
-        card = companion_file(record.path, CARD_FILE, hub_source)
-        class_names = None if card is None else card_class_names(card)
-    return dataclasses.replace(record, saved_config=saved_config, class_names=class_names)
+    cfg = found.ref.cfg
+    pretrained_cfg = dataclasses.asdict(cfg)
+    if file is not None:
+        pretrained_cfg["file"] = os.fspath(file)
+    return ResolvedWeights(
+        source, arch, found.path,
+        origin=f"weights {cfg.weight_id}" if file is None else str(found.path),
+        model_kwargs=dict(cfg.model_kwargs), saved_config=found.saved_config,
+        class_names=tuple(cfg.class_names) or found.card_class_names,
+        pretrained_cfg=pretrained_cfg, cfg=cfg,
+    )
