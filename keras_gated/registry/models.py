@@ -161,11 +161,6 @@ def _takes_dropout(constructor: Callable[..., keras.Model]) -> bool:
 def _register_family_cfgs(constructor: Callable[..., keras.Model]) -> None:
     """Register the released-weight configs kept beside the constructor's module
     (``preact_resnet.py`` -> ``preact_resnet.json``), if it has any."""
-    import sys
-    from pathlib import Path
-
-    from keras_gated.weights import register_cfg_file  # looked up on each call tests replace it
-
     module_file = getattr(sys.modules.get(constructor.__module__), "__file__", None)
     if module_file is None:
         return

@@ -56,7 +56,7 @@ def published_name(name: str) -> bool:
 def other_files(api, repo_id: str) -> list[str]:
     """The files of ``repo_id``'s main revision that no keras-gated publication writes
     ([] when the repo does not exist yet)."""
-    from huggingface_hub.errors import RepositoryNotFoundError
+    from huggingface_hub.errors import RepositoryNotFoundError  # on first use: see _api
 
     try:
         files = api.list_repo_files(repo_id)
@@ -168,7 +168,7 @@ def publish(
             "published: replace each by a copy of its own (or remove it) and publish again.")
     repo_id = repo_id or f"{HUB_ORG}/{folder.name}"
     parse_hf_ref(repo_id)
-    from huggingface_hub.errors import HfHubHTTPError
+    from huggingface_hub.errors import HfHubHTTPError  # on first use: see _api
 
     release, preset = repo_layouts(folder, files)
     message = commit_message or f"Publish {folder.name} with keras-gated"
@@ -196,7 +196,7 @@ class HubAuthError(PermissionError):
 
 def _refused_token(repo_id: str, status: int, token: str | None) -> str:
     """One sentence for a 401/403 on publishing: which token was sent, what to do."""
-    from huggingface_hub import constants
+    from huggingface_hub import constants  # on first use: see _api
 
     if token:
         source = "the token passed to publish()"

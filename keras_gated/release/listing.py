@@ -62,6 +62,8 @@ def released_table(cfgs: Iterable[PretrainedCfg]) -> str:
 
 def planned_table(cfgs: Iterable[PretrainedCfg]) -> str:
     """One row per planned config: the paper's number and the estimated compute."""
+    # keras_gated.flops imports Keras: only this table needs it, not the released one
+    # that `keras-gated list --markdown` also prints.
     from keras_gated.flops import ASSUMED_GPU
 
     rows = [

@@ -169,7 +169,7 @@ def model_card(
     accuracy again, default ``keras-gated evaluate <arch> --weights <tag> --dataset <tag>``
     of a registered release (a folder that is not one names itself and its data).
     """
-    from huggingface_hub import EvalResult, ModelCardData
+    from huggingface_hub import EvalResult, ModelCardData  # on first use: it reads HF_* at import
 
     arch, _, tag = weight_id.partition(".")
     dataset_name = DATASET_NAMES.get(tag, tag)
@@ -325,7 +325,7 @@ def refresh_card_facts(folder: str | os.PathLike) -> None:
     card_path = folder / CARD_FILE
     if not card_path.is_file():
         raise ValueError(f"{folder} has no model card ({CARD_FILE}): not a zoo folder.")
-    from huggingface_hub import ModelCard
+    from huggingface_hub import ModelCard  # on first use: it reads HF_* at import
 
     info = ModelCard.load(card_path).data.to_dict().get(CARD_KEY) or {}
     arch = str(info.get("weight_id", folder.name)).partition(".")[0]
@@ -532,7 +532,7 @@ def set_caveat(folder: str | os.PathLike, caveat: str) -> None:
     """Record ``caveat`` in a zoo folder's card (front matter, read into
     ``PretrainedCfg.caveat``: a warning whenever the weights are loaded); ``""`` removes
     it. Re-register the folder afterwards; the weights and their sha256 pin are untouched."""
-    from huggingface_hub import ModelCard
+    from huggingface_hub import ModelCard  # on first use: it reads HF_* at import
 
     card_path = Path(folder) / CARD_FILE
     card = ModelCard.load(card_path)
@@ -640,7 +640,7 @@ def pretrained_cfg_from_folder(
 ) -> PretrainedCfg:
     """The ``PretrainedCfg`` of a zoo folder written by ``save_zoo_folder`` (sha256 of
     its weight file included); ``revision`` is the published commit id."""
-    from huggingface_hub import ModelCard
+    from huggingface_hub import ModelCard  # on first use: it reads HF_* at import
 
     folder = Path(folder)
     check_zoo_folder(folder)

@@ -15,8 +15,10 @@ One job per module:
 * ``shards``: a release too large for one file, as Keras sharded weights;
 * ``hub``: pulling released weights into the Hugging Face cache.
 
-The package builds on ``keras_gated.layers`` and the standard library, Keras, h5py and
-huggingface_hub; the model registry and the constructors call it, never the reverse.
+Besides the standard library, Keras, h5py and huggingface_hub it imports only the
+package's leaf modules (``errors``, ``recipes``, ``flops``): the model registry and the
+constructors call it, never the reverse, and what it must know of them (each registered
+architecture and its family) the model registry tells ``registered``.
 Writing a release (zoo folders, model cards, publishing) is ``keras_gated.release``.
 Names are loaded on first use (PEP 562), so that reading configs (``keras-gated list``)
 starts no backend.

@@ -42,7 +42,7 @@ def pull(name: str, *, token: str | None = None) -> Path:
     Afterwards ``weights=<tag>`` and ``keras.saving.load_model`` work offline
     (``HF_HUB_OFFLINE=1``) with the same ``HF_HOME``.
     """
-    # huggingface_hub is imported on first use: it reads the HF_* variables at import.
+    # huggingface_hub on first use: it reads the HF_* variables at import (see sources._hf).
     from huggingface_hub import snapshot_download
     from huggingface_hub.errors import HfHubHTTPError
 

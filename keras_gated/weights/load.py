@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import inspect
 import logging
-import os
 import re
 import warnings
 from collections.abc import Callable, Iterator
