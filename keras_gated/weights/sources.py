@@ -33,8 +33,10 @@ folders and their Hub repos) records the configuration the weights were trained 
 loading compares it with the model being built (``keras_gated.weights.load``), and its class
 names come from the registered config or the folder's model card.
 
-How a file is loaded into a model (head adaptation, strictness) is in
-``keras_gated.weights.load``.
+``locate`` does all of it for one value in one pass (what it names, its verified file,
+what is saved beside it); ``keras_gated.weights.resolve`` turns that into the record a
+model is built from, and ``keras_gated.weights.load`` loads the file into the model (head
+adaptation, strictness).
 """
 
 
