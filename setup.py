@@ -5,7 +5,7 @@ says which files go into the wheel.
 * The released checkpoints of ``zoo/`` that are small enough, as the package
   ``keras_gated._zoo``: each ``zoo/<weight id>/`` folder of at most ``BUNDLE_CAP_BYTES``
   is copied whole (same file names), so a wheel install loads them offline; larger ones
-  come from the Hub. ``keras_gated.pretrained`` checks every bundled file against its
+  come from the Hub. ``keras_gated.weights`` checks every bundled file against its
   registered sha256, as it does for every other source.
 * ``startup/keras_gated.pth.in`` (installed as ``keras_gated.pth``) and the module it imports, ``startup/_keras_gated_startup.py``,
   at the top of the wheel (so in ``site-packages``): at interpreter start they make Keras

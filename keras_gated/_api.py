@@ -34,9 +34,9 @@ PUBLIC: dict[str, str] = {
     "set_gate": "keras_gated.gating",
     "decode_predictions": "keras_gated.preprocessing",
     "preprocess_input": "keras_gated.preprocessing",
-    "PretrainedCfg": "keras_gated.pretrained",
-    "get_pretrained_cfg": "keras_gated.pretrained",
-    "list_pretrained": "keras_gated.pretrained",
+    "PretrainedCfg": "keras_gated.weights",
+    "get_pretrained_cfg": "keras_gated.weights",
+    "list_pretrained": "keras_gated.weights",
     "create_model": "keras_gated.registry",
     "get_model_entry": "keras_gated.registry",
     "is_model": "keras_gated.registry",
@@ -47,7 +47,7 @@ PUBLIC: dict[str, str] = {
 # the families register there as ``keras_gated.models`` is imported, so it is imported
 # first, and ``keras_gated.list_models()`` lists every family right after ``import
 # keras_gated`` (as ``timm.list_models()`` does).
-READ_THE_REGISTRY = ("keras_gated.registry", "keras_gated.pretrained")
+READ_THE_REGISTRY = ("keras_gated.registry", "keras_gated.weights")
 
 # Subpackages reachable as attributes (``keras_gated.layers``), imported on first use.
 SUBMODULES = ("layers", "models")

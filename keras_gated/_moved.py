@@ -5,7 +5,10 @@ in order. ``import keras_gated.gates`` (or ``from keras_gated.hub import publish
 works: a finder on ``sys.meta_path`` makes a stand-in module whose attributes are looked
 up in the new modules, with one ``DeprecationWarning`` per old module naming the new place
 (as timm's table of deprecated model names does for names). No file stands at an old
-path. ``python -m`` of an old module is not supported: run the new one.
+path. An old package (``keras_gated.pretrained``) stands in as a package, so that its old
+submodules import too; it warns when a name is first taken from it, so that importing one
+of its submodules warns once, naming that submodule's new place. ``python -m`` of an old
+module is not supported: run the new one.
 """
 
 from __future__ import annotations
@@ -18,16 +21,29 @@ from types import ModuleType
 
 MOVED: dict[str, tuple[str, ...]] = {
     "keras_gated.gates": ("keras_gated.gating",),
-    "keras_gated.hub": ("keras_gated.pretrained.hub", "keras_gated.pretrained.zoo_folder"),
+    "keras_gated.hub": ("keras_gated.weights.hub", "keras_gated.release.hub",
+                        "keras_gated.release.zoo_folder"),
     "keras_gated.kerashub": ("keras_gated.keras_hub",),
-    "keras_gated.pretrained.registry": ("keras_gated.registry.weights",),
     "keras_gated.models.application": (
         "keras_gated.models.builder",
         "keras_gated.models.constructor",
         "keras_gated.models.gated_model",
-        "keras_gated.pretrained.load",
-        "keras_gated.pretrained.sources",
+        "keras_gated.weights.load",
+        "keras_gated.weights.sources",
     ),
+    "keras_gated.pretrained": ("keras_gated.weights", "keras_gated.release"),
+    "keras_gated.pretrained.citations": ("keras_gated.release.citations",),
+    "keras_gated.pretrained.config": ("keras_gated.weights.config",),
+    "keras_gated.pretrained.hub": ("keras_gated.weights.hub", "keras_gated.release.hub"),
+    "keras_gated.pretrained.listing": ("keras_gated.release.listing",),
+    "keras_gated.pretrained.load": ("keras_gated.weights.load",),
+    "keras_gated.pretrained.planned": ("keras_gated.weights.planned",),
+    "keras_gated.pretrained.registry": ("keras_gated.weights.registered",),
+    "keras_gated.pretrained.resolve": ("keras_gated.weights.resolve",),
+    "keras_gated.pretrained.shards": ("keras_gated.weights.shards",),
+    "keras_gated.pretrained.sources": ("keras_gated.weights.sources",),
+    "keras_gated.pretrained.zoo_folder": ("keras_gated.release.zoo_folder",),
+    "keras_gated.registry.weights": ("keras_gated.weights.registered",),
 }
 
 
@@ -40,10 +56,16 @@ class MovedModule(ModuleType):
     """The stand-in at an old path: every attribute comes from the new modules."""
 
     __moved_to__: tuple[str, ...] = ()
+    __warned__: bool = True  # an old package: False until a name is taken from it
 
     def __getattr__(self, name: str) -> object:
         if name.startswith("__"):
             raise AttributeError(name)
+        if f"{self.__name__}.{name}" in MOVED:  # an old submodule: it warns itself
+            return importlib.import_module(f"{self.__name__}.{name}")
+        if not self.__warned__:
+            self.__warned__ = True
+            _warn(self.__name__, stacklevel=3)
         for target in self.__moved_to__:
             module = importlib.import_module(target)
             if hasattr(module, name):
@@ -71,12 +93,24 @@ class MovedFinder:
         targets = MOVED[module.__name__]
         module.__moved_to__ = targets
         module.__all__ = sorted({n for t in targets for n in _public(importlib.import_module(t))})
-        warnings.warn(f"{module.__name__} is deprecated: import from {' or '.join(targets)}.",
-                      DeprecationWarning, stacklevel=2)
+        if any(name.startswith(f"{module.__name__}.") for name in MOVED):
+            module.__path__ = []  # an old package: its old submodules are found here too
+            module.__warned__ = False
+        else:
+            _warn(module.__name__, stacklevel=3)
+
+
+def _warn(old: str, stacklevel: int) -> None:
+    """The one DeprecationWarning of an old module, naming its new place."""
+    warnings.warn(f"{old} is deprecated: import from {' or '.join(MOVED[old])}.",
+                  DeprecationWarning, stacklevel=stacklevel)
 
 
 def install() -> None:
-    """Put the finder on ``sys.meta_path`` once (after the path finders: no file stands at
-    an old path, so they find nothing there first)."""
-    if not any(isinstance(f, MovedFinder) for f in sys.meta_path):
-        sys.meta_path.append(MovedFinder())
+    """Put the finder on ``sys.meta_path`` once, right after the path finder: no file
+    stands at an old path, so it finds nothing there first, and a finder after it (an
+    editable install of another checkout, say) does not answer for an old path instead."""
+    if any(isinstance(f, MovedFinder) for f in sys.meta_path):
+        return
+    after = [i for i, f in enumerate(sys.meta_path) if f is importlib.machinery.PathFinder]
+    sys.meta_path.insert(after[0] + 1 if after else len(sys.meta_path), MovedFinder())

@@ -22,6 +22,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from keras_gated.registry import ModelEntry, add_entry, get_model_entry, is_model, list_models
+from keras_gated.weights.registered import register_cfg_file
+
 CATALOG_FILE = Path(__file__).with_name("catalog.json")
 PACKAGE_DIR = Path(__file__).parent
 BUILT_IN = "keras_gated."
@@ -47,8 +50,8 @@ class CatalogConstructor:
 
 def build_catalog() -> dict[str, Any]:
     """The snapshot of the live registry's built-in families (imports them, and Keras)."""
+    # The families import Keras: only writing the snapshot imports them, reading it does not.
     import keras_gated.models  # noqa: F401  (the families register their models)
-    from keras_gated.registry import get_model_entry, list_models
 
     models = {}
     cfg_files = set()
@@ -97,9 +100,6 @@ def fill_registry_from_catalog(path: str | os.PathLike = CATALOG_FILE) -> int:
     """Register every catalogued model (constructors imported on first call) and its
     released-weight configs, without importing Keras. Models already registered are
     kept. Returns how many were added."""
-    from keras_gated.registry.weights import register_cfg_file
-    from keras_gated.registry import ModelEntry, add_entry, is_model
-
     catalog = read_catalog(path)
     added = 0
     for name, fields in catalog["models"].items():

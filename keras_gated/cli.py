@@ -1,5 +1,10 @@
 """The ``keras-gated`` command line: ``list``, ``info``, ``demo``, ``evaluate``, ``analyze``,
-``compress``, ``convert``, ``export``, ``publish`` and ``pull``."""
+``compress``, ``convert``, ``export``, ``publish`` and ``pull``.
+
+Each command imports what it runs when it runs: ``keras-gated list`` and ``info`` answer
+from ``catalog.json`` without importing Keras (which starts a backend), and no command
+loads the modules of another (publishing, the analyses, TensorFlow's export).
+"""
 
 from __future__ import annotations
 
@@ -39,26 +44,20 @@ def positive_int(text: str) -> int:
 
 
 def _cmd_list(args: argparse.Namespace) -> int:
+    # imported when the command runs (see the module's docstring)
     from keras_gated.registry import get_model_entry, list_models
+    from keras_gated.release.listing import accuracy_text, planned_table, released_table
+    from keras_gated.weights import get_pretrained_cfg, list_pretrained
 
     if args.planned:
-
-        from keras_gated.pretrained import get_pretrained_cfg, list_pretrained
-
         for weight_id in list_pretrained(args.pattern, planned=True):
             print(f"{weight_id:<28} planned: {get_pretrained_cfg(weight_id).plan.expect}")
         return 0
     if args.markdown:
-        from keras_gated.pretrained import get_pretrained_cfg, list_pretrained
-        from keras_gated.pretrained.listing import planned_table, released_table
-
         print(released_table(get_pretrained_cfg(w) for w in list_pretrained(args.pattern)))
         print()
         print(planned_table(get_pretrained_cfg(w) for w in list_pretrained(planned=True)))
         return 0
-    from keras_gated.pretrained import get_pretrained_cfg
-    from keras_gated.pretrained.listing import accuracy_text
-
     names = list_models(args.pattern, pretrained=args.pretrained)
     for name in names:
         if args.pretrained:
@@ -75,13 +74,9 @@ def _cmd_list(args: argparse.Namespace) -> int:
 
 
 def _cmd_info(args: argparse.Namespace) -> int:
-    from keras_gated.pretrained import (
-        get_pretrained_cfg,
-        list_pretrained,
-        split_weight_id,
-        tags_for,
-    )
-    from keras_gated.pretrained.planned import training_command
+    # imported when the command runs (see the module's docstring)
+    from keras_gated.weights import get_pretrained_cfg, list_pretrained, split_weight_id, tags_for
+    from keras_gated.weights.planned import training_command
     from keras_gated.registry import create_model, get_model_entry
 
     arch, tag = split_weight_id(args.name)
@@ -120,7 +115,8 @@ def _official_entry(cfg):
     """The registered config of ``cfg``'s weight id and its data file, for
     ``publish --pin-official``; refused (before anything is uploaded) unless the folder
     is that release (same sha256 for every weight file) and the repo is its registered Hub repo."""
-    from keras_gated.registry.weights import cfg_source_file, find_pretrained_cfg
+    # imported when the command runs (see the module's docstring)
+    from keras_gated.weights.registered import cfg_source_file, find_pretrained_cfg
 
     registered = find_pretrained_cfg(cfg.arch, cfg.tag)
     source = cfg_source_file(cfg.weight_id)
@@ -141,9 +137,10 @@ def _official_entry(cfg):
 def _cmd_publish(args: argparse.Namespace) -> int:
     import json
 
-    from keras_gated.pretrained.hub import keras_hub_handle, publish
-    from keras_gated.pretrained.zoo_folder import KERAS_HUB_PRESET, pretrained_cfg_from_folder
-    from keras_gated.registry.weights import write_cfg
+    # imported when the command runs (see the module's docstring)
+    from keras_gated.release.hub import keras_hub_handle, publish
+    from keras_gated.release.zoo_folder import KERAS_HUB_PRESET, pretrained_cfg_from_folder
+    from keras_gated.weights.registered import write_cfg
 
     cfg = pretrained_cfg_from_folder(args.folder, hf_hub_id=args.repo_id)  # checks it first
     official = _official_entry(cfg) if args.pin_official else None
@@ -173,13 +170,15 @@ def _cmd_publish(args: argparse.Namespace) -> int:
 
 def _compressed_names() -> set[str]:
     """The registered compressed architectures' names (released by release_compressed)."""
+    # imported when the command runs (see the module's docstring)
     from keras_gated.models.compressed.architectures import read_architectures
 
     return {arch.name for arch in read_architectures()}
 
 
 def _cmd_pull(args: argparse.Namespace) -> int:
-    from keras_gated.pretrained.hub import HubDownloadError, pull
+    # imported when the command runs (see the module's docstring)
+    from keras_gated.weights.hub import HubDownloadError, pull
 
     try:
         folder = pull(args.name)
@@ -197,6 +196,7 @@ def _cmd_pull(args: argparse.Namespace) -> int:
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
+    # imported when the command runs (see the module's docstring)
     from keras_gated.evaluation import run_demo
 
     run_demo(weights=args.weights)
@@ -204,6 +204,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 
 
 def _cmd_evaluate(args: argparse.Namespace) -> int:
+    # imported when the command runs (see the module's docstring)
     from keras_gated.evaluation import evaluate
     from keras_gated.model_args import parse_model_args
 
@@ -217,6 +218,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
 
 
 def _cmd_convert(args: argparse.Namespace) -> int:
+    # imported when the command runs (see the module's docstring)
     from keras_gated.convert import convert
 
     model = convert(args.arch, args.source_file, args.source, out=args.out)
@@ -229,12 +231,14 @@ def _cmd_convert(args: argparse.Namespace) -> int:
 def _model_with_weights(name: str, weights: str | None):
     """``create_model(name, weights=weights)``; a weight id (``gresnet20.cifar10``) as ``name``
     brings its own tag."""
+    # imported when the command runs (see the module's docstring)
     from keras_gated.registry import create_model
 
     return create_model(name, weights=weights) if weights else create_model(name)
 
 
 def _cmd_analyze(args: argparse.Namespace) -> int:
+    # imported when the command runs (see the module's docstring)
     from keras_gated import datasets
     from keras_gated.analysis.report import analyze, subset
     from keras_gated.evaluation import data_classes
@@ -329,6 +333,7 @@ def _finite(*, positive: bool):
 def _new_folder(text: str) -> str:
     """argparse type of ``compress --out``: a folder that does not exist yet or is empty
     (it is written whole; nothing already there is replaced)."""
+    # imported when the command runs (see the module's docstring)
     from keras_gated.files import check_new_folder
 
     try:
@@ -362,6 +367,7 @@ def compress_command(args: argparse.Namespace, backend: str) -> str:
 def _cmd_compress(args: argparse.Namespace) -> int:
     import keras
 
+    # imported when the command runs (see the module's docstring)
     from keras_gated import datasets
     from keras_gated.analysis.compress import compress, compressible_blocks, not_compressible
     from keras_gated.analysis.compress_report import write_compressed
@@ -428,6 +434,7 @@ def _cmd_compress(args: argparse.Namespace) -> int:
 
 
 def _cmd_export(args: argparse.Namespace) -> int:
+    # imported when the command runs (see the module's docstring)
     from keras_gated.export import default_file_name, export
     from keras_gated.progress import Bar
 
@@ -505,7 +512,7 @@ def _add_evaluate_command(sub) -> None:
 def _add_hub_commands(sub) -> None:
     """``publish`` and ``pull``: weights to and from the Hub."""
     p = sub.add_parser("publish", help="upload a zoo/<weight id> folder to the Hub")
-    p.add_argument("folder", help="a folder written by keras_gated.pretrained.save_zoo_folder")
+    p.add_argument("folder", help="a folder written by keras_gated.release.save_zoo_folder")
     p.add_argument("--repo-id", default=None, help="ORG/NAME (default: keras-gated/<weight id>)")
     p.add_argument("--message", default=None, help="commit message")
     p.add_argument("--pin-official", action="store_true",
@@ -630,6 +637,7 @@ def start_keras(args: argparse.Namespace) -> None:
     is imported, some before its log level is read: without ``--debug`` its level is set
     to errors only (``TF_CPP_MIN_LOG_LEVEL=3``, unless set) and the imports run with the
     native stderr silenced; with ``--debug`` they are shown."""
+    # imported when the command runs (see the module's docstring)
     from keras_gated.errors import debug_enabled
 
     debug = debug_enabled(getattr(args, "debug", False))
@@ -638,6 +646,7 @@ def start_keras(args: argparse.Namespace) -> None:
     if "keras" in sys.modules:
         return
     if needs_no_backend(args):
+        # imported when the command runs (see the module's docstring)
         from keras_gated.catalog import fill_registry_from_catalog
 
         fill_registry_from_catalog()
@@ -647,10 +656,12 @@ def start_keras(args: argparse.Namespace) -> None:
         if is_installed("jax"):
             os.environ.setdefault("KERAS_BACKEND", "numpy")
         return
+    # imported when the command runs (see the module's docstring)
     from keras_gated.backends import announce_choice, require_backend
 
     require_backend()
     announce_choice()  # now: Keras's import below writes nothing to stderr
+    # imported when the command runs (see the module's docstring)
     from keras_gated.backends import is_installed
 
     with contextlib.nullcontext() if debug else native_stderr_silenced():
@@ -661,11 +672,13 @@ def start_keras(args: argparse.Namespace) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    # imported when the command runs (see the module's docstring)
     from keras_gated.errors import run_command
 
     args = build_parser().parse_args(argv)
 
     def command() -> int:
+        # imported when the command runs (see the module's docstring)
         from keras_gated.progress import set_enabled
 
         set_enabled(args.progress)

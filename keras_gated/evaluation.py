@@ -10,22 +10,21 @@ from typing import Any, TextIO
 
 import numpy as np
 
+from keras_gated.weights.resolve import resolve_weights
+from keras_gated.weights.sources import local_weights_file, released_cfg
+
 DEMO_WEIGHT_ID = "gresnet20.cifar10"
 
 
 def weights_classes(name: str, weights: str) -> int | None:
     """The class count of ``weights`` for model ``name``: a released tag's config, or
     the head stored in a local file or save folder; None when it cannot be read."""
-
-    from keras_gated.pretrained.load import head_classes
-    from keras_gated.pretrained.sources import local_weights_file, released_cfg
+    from keras_gated.weights.load import head_classes  # Keras and h5py: read a file's head
 
     cfg = released_cfg(name, str(weights))
     if cfg is not None:
         return cfg.classes
     if str(weights).startswith("hf://"):  # its head as served (downloaded once, then cached)
-        from keras_gated.pretrained.resolve import resolve_weights
-
         return head_classes(resolve_weights(name, str(weights)).path)
     local = local_weights_file(str(weights))
     return head_classes(Path(local)) if local is not None else None
@@ -42,8 +41,6 @@ def check_scoring_args(name: str, weights: str, model_args: Mapping[str, Any] | 
                          "without the head that classifies the images: drop it to evaluate.")
     if "include_preprocessing" not in model_args:
         return
-    from keras_gated.pretrained.resolve import resolve_weights
-
     trained = resolve_weights(name, str(weights)).model_kwargs.get("include_preprocessing", True)
     if model_args["include_preprocessing"] != trained:
         raise ValueError(

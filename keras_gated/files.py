@@ -24,6 +24,9 @@ import shutil
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+from keras_gated.weights import sources
+from keras_gated.weights.shards import FOLDER_WEIGHT_FILES
+
 # The file that marks a folder a command is writing; it is locked while the command runs.
 CLAIM_FILE = ".keras-gated-writing"
 # A zoo folder's own files: a folder holding them and a weight file (model.weights.h5, or a
@@ -72,8 +75,6 @@ def check_not_linked(path: str | os.PathLike, what: str) -> None:
 def zoo_folders() -> list[Path]:
     """The zoo folders of this installation: ``$KERAS_GATED_ZOO`` (or the checkout's
     ``zoo/``) and the ``zoo/`` of the source checkout this package runs from."""
-    from keras_gated.pretrained import sources  # imported when called, after Keras
-
     checkout = Path(sources.__file__).resolve().parents[2]
     zoos = [sources.zoo_dir(), checkout / "zoo" if (checkout / "pyproject.toml").is_file() else None]
     return [zoo for zoo in zoos if zoo is not None]
@@ -84,8 +85,6 @@ def release_folder_reason(path: str | os.PathLike) -> str | None:
     zoo"`` (it is, or lies inside, a zoo folder; links resolved), ``"a released zoo
     folder"`` (it holds a release's weights, config.json, README.md and metrics.json), or
     None when it may be written."""
-    from keras_gated.pretrained.shards import FOLDER_WEIGHT_FILES
-
     path = Path(path).expanduser()
     resolved = path.resolve()
     for zoo in zoo_folders():

@@ -39,6 +39,8 @@ except ImportError as error:  # pragma: no cover - depends on the environment
 
 from keras_gated.features import feature_layers, pyramid_outputs
 from keras_gated.registry import create_model
+from keras_gated.weights.config import split_weight_id
+from keras_gated.weights.registered import get_pretrained_cfg
 
 PACKAGE = "keras_gated"
 
@@ -202,8 +204,6 @@ def save_classifier_preset(weight_id: str, preset_dir: str | os.PathLike) -> Any
     softmax is the keras-gated model's output. It takes raw 0-255 pixels (the
     normalisation is inside the backbone) and has no keras-hub preprocessor.
     """
-    from keras_gated.pretrained import get_pretrained_cfg, split_weight_id
-
     arch, tag = split_weight_id(weight_id)
     if not tag:
         raise ValueError(f"{weight_id!r} is not a weight id: give name.tag, e.g. gresnet20.cifar10.")

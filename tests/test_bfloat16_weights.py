@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 import keras_gated as kg
-from keras_gated.pretrained.load import WeightsFileError, check_finite
-from keras_gated.pretrained.shards import narrow_to_bfloat16
+from keras_gated.weights.load import WeightsFileError, check_finite
+from keras_gated.weights.shards import narrow_to_bfloat16
 
 
 def bf16_trained(seed: int = 0) -> keras.Model:

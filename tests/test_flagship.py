@@ -16,9 +16,9 @@ import pytest
 
 import keras_gated as kg
 from keras_gated.cli import main
-from keras_gated.pretrained import get_pretrained_cfg
-from keras_gated.pretrained import zoo_folder as kg_zoo
-from keras_gated.pretrained.shards import MAX_SHARD_BYTES, SHARD_INDEX, weight_files
+from keras_gated.weights import get_pretrained_cfg
+from keras_gated.release import zoo_folder as kg_zoo
+from keras_gated.weights.shards import MAX_SHARD_BYTES, SHARD_INDEX, weight_files
 from tests.hub_fixtures import go_offline, hf_home, hub  # noqa: F401
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -67,7 +67,7 @@ def test_the_product_card_line_loads_the_flagship_in_a_fresh_process():
 def test_the_flagship_published_to_the_hub_loads_from_there(hub, capsys, monkeypatch):  # noqa: F811
     """Published with `keras-gated publish` to the project's Hub-protocol server, then
     loaded by tag with no zoo/ copy (the fixture's zoo/ is empty): every shard from the Hub."""
-    from keras_gated.registry.weights import pretrained_cfgs_overlay
+    from keras_gated.weights.registered import pretrained_cfgs_overlay
 
     assert main(["publish", str(FOLDER), "--repo-id", "keras-gated/gwrn_28_10.cifar10"]) == 0
     commit = re.search(r"^commit: ([0-9a-f]{40})$", capsys.readouterr().out, re.M).group(1)

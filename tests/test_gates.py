@@ -123,7 +123,7 @@ def test_the_former_tables_still_answer_with_a_deprecation_warning():
     with pytest.warns(DeprecationWarning, match="GATEABLE_BLOCKS"):
         blocks = kg.gating.GATEABLE_BLOCKS
     assert {"PreActUnit", "ResNetBottleneck"} <= set(blocks)
-    from keras_gated.pretrained import citations
+    from keras_gated.release import citations
 
     with pytest.warns(DeprecationWarning, match="CITED_BY"):
         cited = citations.CITED_BY

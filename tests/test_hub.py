@@ -22,16 +22,16 @@ from huggingface_hub import (
 
 import keras_gated as kg
 from keras_gated.cli import main
-from keras_gated.pretrained import (
+from keras_gated.weights import (
     ChecksumError,
     PretrainedCfg,
     WeightsNotFoundError,
     pretrained_cfgs_overlay,
     sha256_of,
 )
-from keras_gated.pretrained import zoo_folder as kg_zoo
-from keras_gated.pretrained.config import LISTING_METRICS
-from keras_gated.pretrained.sources import resolve_pretrained_file
+from keras_gated.release import zoo_folder as kg_zoo
+from keras_gated.weights.config import LISTING_METRICS
+from keras_gated.weights.sources import resolve_pretrained_file
 from tests.helpers import images, to_numpy
 from tests.hub_fixtures import flip_one_byte, go_offline, hf_home, hub, trained_ish  # noqa: F401
 
@@ -316,7 +316,7 @@ def test_an_unreachable_hub_still_serves_a_cached_hf_reference(published, monkey
 def test_hub_retries_are_huggingface_hubs_own_when_asked_for(hf_home, monkeypatch):  # noqa: F811
     import huggingface_hub
 
-    from keras_gated.pretrained.sources import hub_download
+    from keras_gated.weights.sources import hub_download
 
     asked = []
 

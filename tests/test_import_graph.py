@@ -69,6 +69,38 @@ def test_the_package_has_no_import_cycle():
     assert find_cycle(graph) == [], "import cycle: " + " -> ".join(find_cycle(graph))
 
 
+# What the weights package may import of keras_gated: itself and the leaf modules that import
+# nothing of the package; the models, the registry and the command line call it instead.
+WEIGHTS_MAY_IMPORT = ("keras_gated.weights", "keras_gated.layers", "keras_gated.errors",
+                      "keras_gated.recipes", "keras_gated.flops")
+
+
+def test_the_weights_package_imports_nothing_above_it():
+    modules = module_files()
+    found = {f"{name} -> {target}"
+             for name, path in modules.items() if name.startswith("keras_gated.weights")
+             for target in imported_modules(name, path, modules)
+             if not target.startswith(WEIGHTS_MAY_IMPORT)}
+    assert found == set()
+    for leaf in WEIGHTS_MAY_IMPORT[2:]:  # the leaves import nothing of the package
+        assert imported_modules(leaf, modules[leaf], modules) == set(), leaf
+
+
+def test_loading_released_weights_imports_no_release_module():
+    import os
+    import subprocess
+    import sys
+
+    code = ("import sys, keras_gated as kg; kg.GResNet20(weights='cifar10'); "
+            "kg.create_model('gresnet20.cifar10'); "
+            "print(sorted(m for m in sys.modules if m.startswith('keras_gated.release')))")
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "KERAS_BACKEND": os.environ.get("KERAS_BACKEND", "jax")}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=300, env=env, cwd=ROOT)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip().splitlines()[-1] == "[]"
+
+
 
 # The top-level packages of the checkout: the library, its training, the paper experiments
 # and the benchmarks. Their modules, as {dotted name: file}.

@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 import keras_gated as kg
-from keras_gated.pretrained import resolve, sources
-from keras_gated.pretrained.resolve import ResolvedWeights
-from keras_gated.registry import weights as weights_registry
+from keras_gated.weights import registered as weights_registry
+from keras_gated.weights import resolve, sources
+from keras_gated.weights.resolve import ResolvedWeights
 
 
 def spy(monkeypatch, module, name: str) -> list:
@@ -38,7 +38,7 @@ def counts(monkeypatch):
     """The look-ups of one load: registry reads, resolutions, file resolutions."""
     return {
         "registry_reads": spy(monkeypatch, weights_registry, "_registry"),
-        "resolutions": spy(monkeypatch, resolve, "resolve_weights"),
+        "resolutions": spy(monkeypatch, sources, "identify_weights"),
         "file_resolutions": spy(monkeypatch, sources, "resolve_pretrained_file"),
         "config_files": spy(monkeypatch, sources, "companion_file"),
         "released_cfg": spy(monkeypatch, sources, "released_cfg"),

@@ -18,21 +18,34 @@ ROOT = Path(__file__).resolve().parents[1]
 # One name per old module and the new module that defines it.
 SAMPLES = {
     "keras_gated.gates": ("gate_values", "keras_gated.gating"),
-    "keras_gated.hub": ("save_zoo_folder", "keras_gated.pretrained.zoo_folder"),
+    "keras_gated.hub": ("save_zoo_folder", "keras_gated.release.zoo_folder"),
     "keras_gated.kerashub": ("GatedBackbone", "keras_gated.keras_hub"),
-    "keras_gated.pretrained.registry": ("get_pretrained_cfg", "keras_gated.registry.weights"),
     "keras_gated.models.application": ("build_application", "keras_gated.models.builder"),
+    "keras_gated.pretrained": ("get_pretrained_cfg", "keras_gated.weights.registered"),
+    "keras_gated.pretrained.citations": ("bibtex", "keras_gated.release.citations"),
+    "keras_gated.pretrained.config": ("PretrainedCfg", "keras_gated.weights.config"),
+    "keras_gated.pretrained.hub": ("publish", "keras_gated.release.hub"),
+    "keras_gated.pretrained.listing": ("released_table", "keras_gated.release.listing"),
+    "keras_gated.pretrained.load": ("load_resolved", "keras_gated.weights.load"),
+    "keras_gated.pretrained.planned": ("planned_error", "keras_gated.weights.planned"),
+    "keras_gated.pretrained.registry": ("get_pretrained_cfg", "keras_gated.weights.registered"),
+    "keras_gated.pretrained.resolve": ("resolve_weights", "keras_gated.weights.resolve"),
+    "keras_gated.pretrained.shards": ("shard_names", "keras_gated.weights.shards"),
+    "keras_gated.pretrained.sources": ("sha256_of", "keras_gated.weights.sources"),
+    "keras_gated.pretrained.zoo_folder": ("save_zoo_folder", "keras_gated.release.zoo_folder"),
+    "keras_gated.registry.weights": ("list_pretrained", "keras_gated.weights.registered"),
 }
 
 CHECK = """
 import importlib, json, sys, warnings
 warnings.simplefilter("always")
 old_name, name, new_name = sys.argv[1:4]
-with warnings.catch_warnings(record=True) as first:
+with warnings.catch_warnings(record=True) as first:  # an old package warns on first use
     old = importlib.import_module(old_name)
+    value = getattr(old, name)
 with warnings.catch_warnings(record=True) as again:
     importlib.import_module(old_name)
-    value = getattr(old, name)
+    assert getattr(old, name) is value
 new = importlib.import_module(new_name)
 namespace = {}
 exec(f"from {old_name} import *", namespace)
@@ -79,3 +92,20 @@ def test_an_unknown_name_of_an_old_module_says_where_it_moved():
     assert old.gate_values is gating.gate_values
     with pytest.raises(AttributeError, match="moved to keras_gated.gating"):
         old.no_such_name  # noqa: B018
+
+
+def test_an_old_submodule_warns_once_naming_its_own_new_place():
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "KERAS_BACKEND": os.environ.get("KERAS_BACKEND", "jax")}
+    code = ("import json, warnings; warnings.simplefilter('always')\n"
+            "with warnings.catch_warnings(record=True) as caught:\n"
+            "    from keras_gated.pretrained.resolve import resolve_weights\n"
+            "    from keras_gated.pretrained import sources\n"
+            "print(json.dumps([str(w.message) for w in caught\n"
+            "                  if issubclass(w.category, DeprecationWarning)]))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=300, env=env, cwd=ROOT)
+    assert done.returncode == 0, done.stderr[-2000:]
+    messages = json.loads(done.stdout.strip().splitlines()[-1])
+    assert len(messages) == 2, messages
+    assert "keras_gated.pretrained.resolve" in messages[0] and "keras_gated.weights.resolve" in messages[0]
+    assert "keras_gated.pretrained.sources" in messages[1]

@@ -21,12 +21,8 @@ from pathlib import Path
 import keras
 import pytest
 
-import keras_gated.pretrained.sources as kw
-from keras_gated.pretrained import (
-    ChecksumError,
-    WeightsNotFoundError,
-    get_pretrained_cfg,
-)
+import keras_gated.weights.sources as kw
+from keras_gated.weights import ChecksumError, WeightsNotFoundError, get_pretrained_cfg
 from tests.hub_fixtures import go_offline, hf_home  # noqa: F401  (fixture)
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -135,7 +131,7 @@ def test_installed_wheel_runs_the_demo_offline(installed, tmp_path):
 
 def test_installed_wheel_loads_the_bundled_weights(installed, tmp_path):
     code = (
-        "import keras_gated as kg; from keras_gated.pretrained import sources as w; "
+        "import keras_gated as kg; from keras_gated.weights import sources as w; "
         "m = kg.GResNet20(weights='cifar10'); print(kg.__file__); "
         f"print(w.resolve_pretrained_file(kg.get_pretrained_cfg({DEMO_ID!r})))"
     )

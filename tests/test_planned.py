@@ -7,11 +7,7 @@ import pytest
 
 import keras_gated as kg
 from keras_gated.flops import count_macs
-from keras_gated.pretrained import (
-    PlannedWeightsError,
-    get_pretrained_cfg,
-    list_pretrained,
-)
+from keras_gated.weights import PlannedWeightsError, get_pretrained_cfg, list_pretrained
 from keras_gated.recipes import get_recipe
 
 PLANNED = list_pretrained(planned=True)
@@ -33,7 +29,7 @@ def test_asking_for_planned_weights_gives_a_command_that_trains_them(weight_id):
     expected number and its compute estimate."""
     import shlex
 
-    from keras_gated.pretrained.planned import compute_estimate
+    from keras_gated.weights.planned import compute_estimate
     from training.train import build_parser
 
     cfg = get_pretrained_cfg(weight_id)

@@ -10,15 +10,15 @@ from pathlib import Path
 
 import pytest
 
-from keras_gated.pretrained import (
+from keras_gated.weights import (
     HUB_ORG,
     PretrainedCfg,
     get_pretrained_cfg,
     list_pretrained,
     sha256_of,
 )
-from keras_gated.registry.weights import cfg_source_file, read_cfg_file, write_cfg
-from keras_gated.pretrained.zoo_folder import (
+from keras_gated.weights.registered import cfg_source_file, read_cfg_file, write_cfg
+from keras_gated.release.zoo_folder import (
     check_zoo_folder,
     pretrained_cfg_from_folder,
 )
@@ -101,7 +101,7 @@ def test_every_released_weight_has_its_zoo_folder():
 
 @pytest.mark.parametrize("weight_id", ALL_IDS)
 def test_every_weight_cites_the_papers_of_its_architecture(weight_id):
-    from keras_gated.pretrained.citations import PAPERS, bibtex, citation_keys
+    from keras_gated.release.citations import PAPERS, bibtex, citation_keys
 
     arch = get_pretrained_cfg(weight_id).arch
     keys = citation_keys(arch)
@@ -115,7 +115,7 @@ def test_every_weight_cites_the_papers_of_its_architecture(weight_id):
 def test_zoo_cards_state_size_and_citation(weight_id):
     import re
 
-    from keras_gated.pretrained.citations import citation_keys
+    from keras_gated.release.citations import citation_keys
 
     card = (ZOO / weight_id / "README.md").read_text()
     params = re.search(r"\| parameters \| ([\d,]+) \|", card)
@@ -131,7 +131,7 @@ def test_refreshing_card_facts_counts_the_folder_model_and_is_idempotent(tmp_pat
     import shutil
 
     from keras_gated.flops import count_macs
-    from keras_gated.pretrained.zoo_folder import refresh_card_facts
+    from keras_gated.release.zoo_folder import refresh_card_facts
 
     folder = tmp_path / "gresnetfc10.fashion_mnist"
     shutil.copytree(ZOO / folder.name, folder)

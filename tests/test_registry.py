@@ -131,15 +131,16 @@ def test_one_registry_package():
     import importlib
 
     from keras_gated import registry
-    from keras_gated.registry import factory, models, weights
+    from keras_gated.registry import factory, models
+    from keras_gated.weights import registered
 
     assert registry.create_model is factory.create_model
     assert registry.get_model_entry is models.get_model_entry
-    assert registry.get_pretrained_cfg is weights.get_pretrained_cfg
-    import keras_gated.pretrained as pretrained
+    assert registry.get_pretrained_cfg is registered.get_pretrained_cfg
+    import keras_gated.weights as weights
 
-    assert pretrained.get_pretrained_cfg is weights.get_pretrained_cfg  # loaded lazily
-    assert pretrained.sources.__name__ == "keras_gated.pretrained.sources"
+    assert weights.get_pretrained_cfg is registered.get_pretrained_cfg  # loaded lazily
+    assert weights.sources.__name__ == "keras_gated.weights.sources"
     with pytest.raises(AttributeError, match="no attribute 'unknown_name'"):
-        pretrained.unknown_name  # noqa: B018
+        weights.unknown_name  # noqa: B018
     assert importlib.import_module("keras_gated.registry") is registry

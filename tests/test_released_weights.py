@@ -9,7 +9,7 @@ import pytest
 
 from keras_gated import datasets
 from keras_gated.evaluation import evaluate
-from keras_gated.pretrained import get_pretrained_cfg, list_pretrained
+from keras_gated.weights import get_pretrained_cfg, list_pretrained
 
 ZOO = Path(__file__).resolve().parent.parent / "zoo"
 LOCAL = {"cifar10": datasets.CIFAR10_ZIP, "fashion_mnist": datasets.FASHION_MNIST_DIR}

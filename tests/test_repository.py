@@ -218,7 +218,7 @@ def test_zoo_holds_only_released_checkpoint_folders():
 def zoo_files(folder: Path) -> set[str]:
     """The files a zoo folder holds: ``ZOO_FILES``, with a sharded release's index and the
     shards it lists in place of ``model.weights.h5``."""
-    from keras_gated.pretrained.shards import SHARD_INDEX, shard_names
+    from keras_gated.weights.shards import SHARD_INDEX, shard_names
 
     if not (folder / SHARD_INDEX).is_file():
         return ZOO_FILES
@@ -228,7 +228,7 @@ def zoo_files(folder: Path) -> set[str]:
 def test_every_tracked_file_fits_a_shard():
     """No tracked file is larger than a release shard (45 MB): a large release is sharded,
     and nothing else comes near the size."""
-    from keras_gated.pretrained.shards import MAX_SHARD_BYTES
+    from keras_gated.weights.shards import MAX_SHARD_BYTES
 
     assert [f for f in tracked_files() if size(f) > MAX_SHARD_BYTES] == []
 

@@ -18,18 +18,18 @@ from huggingface_hub import constants, try_to_load_from_cache
 
 import keras_gated as kg
 from keras_gated.cli import main
-from keras_gated.pretrained import (
+from keras_gated.weights import (
     ChecksumError,
     PretrainedCfg,
     WeightsNotFoundError,
     pretrained_cfgs_overlay,
     sha256_of,
 )
-from keras_gated.pretrained import sources
-from keras_gated.pretrained import zoo_folder as kg_zoo
-from keras_gated.pretrained.load import count_arrays, head_classes
-from keras_gated.pretrained.shards import SHARD_INDEX, save_sharded, shard_names, weight_files
-from keras_gated.pretrained.sources import resolve_pretrained_file
+from keras_gated.weights import sources
+from keras_gated.release import zoo_folder as kg_zoo
+from keras_gated.weights.load import count_arrays, head_classes
+from keras_gated.weights.shards import SHARD_INDEX, save_sharded, shard_names, weight_files
+from keras_gated.weights.sources import resolve_pretrained_file
 from tests.helpers import images, to_numpy
 from tests.hub_fixtures import flip_one_byte, go_offline, hf_home, hub, trained_ish  # noqa: F401
 
@@ -236,7 +236,7 @@ def test_pin_official_refuses_other_weights_behind_the_same_index(
         sharded, hub, tmp_path, monkeypatch, capsys):  # noqa: F811
     """A shard index records where each layer is, not its values: two trainings of one
     architecture share it. --pin-official compares every shard's pin."""
-    from keras_gated.registry import weights as registry_weights
+    from keras_gated.weights import registered as registry_weights
 
     _, folder, cfg = sharded
     other = write_sharded_zoo(trained_ish(kg.GResNet(14), seed=4), tmp_path / "other" / WEIGHT_ID)

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import keras_gated as kg
-from keras_gated.pretrained import get_pretrained_cfg, list_pretrained, tags_for
+from keras_gated.weights import get_pretrained_cfg, list_pretrained, tags_for
 from keras_gated.registry import get_model_entry
 from tests.helpers import to_numpy
 

@@ -11,7 +11,7 @@ import pytest
 
 import keras_gated as kg
 from keras_gated.cli import main
-from keras_gated.pretrained import (
+from keras_gated.weights import (
     PretrainedCfg,
     get_pretrained_cfg,
     list_pretrained,
@@ -19,7 +19,7 @@ from keras_gated.pretrained import (
     register_pretrained,
     unregister_pretrained,
 )
-from keras_gated.pretrained.sources import parse_hf_ref
+from keras_gated.weights.sources import parse_hf_ref
 from tests.helpers import images, to_numpy
 from tests.hub_fixtures import trained_ish
 
@@ -199,7 +199,7 @@ def test_a_longer_fc_net_is_not_loaded_partially(tmp_path):
 
 
 def test_copy_weights_leaves_no_layer_unfilled():
-    from keras_gated.pretrained.load import copy_weights
+    from keras_gated.weights.load import copy_weights
 
     with pytest.raises(ValueError, match=r"nothing for the layers \['predictions'\]"):
         copy_weights(kg.GResNetFC(2, include_top=False), kg.GResNetFC(2))

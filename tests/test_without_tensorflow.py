@@ -133,8 +133,8 @@ def test_weights_from_every_source_without_tensorflow(hider, tmp_path, hub):  # 
     """Weights load from a bundled tag, a .weights.h5 file, a zoo folder and the Hub
     (hf://), each checked against its sha256: a copy with one byte changed is refused."""
     import keras_gated as kg
-    from keras_gated.pretrained import hub as kg_hub
-    from keras_gated.pretrained import zoo_folder as kg_zoo
+    from keras_gated.release import hub as kg_hub
+    from keras_gated.release import zoo_folder as kg_zoo
     from tests.hub_fixtures import flip_one_byte, trained_ish
 
     folder = tmp_path / "src" / "gresnet8.cifar10"

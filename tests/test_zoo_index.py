@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from keras_gated.cli import main as cli_main
-from keras_gated.pretrained import get_pretrained_cfg, list_pretrained
-from keras_gated.pretrained import listing as zoo_index
+from keras_gated.weights import get_pretrained_cfg, list_pretrained
+from keras_gated.release import listing as zoo_index
 
 PLANNED = list_pretrained(planned=True)
 

@@ -45,7 +45,7 @@ from training.arguments import (
 )
 from training.train import fraction
 
-# A weight id is ``name.tag`` in lower case (as keras_gated.pretrained requires).
+# A weight id is ``name.tag`` in lower case (as keras_gated.weights requires).
 WEIGHT_ID = re.compile(r"^[a-z0-9_]+\.[a-z0-9_]+$")
 DEFAULT_VALIDATION_SPLIT = 0.1
 # The batch size and epochs suited to the data set's size (``suited_schedule``): the
@@ -229,7 +229,7 @@ def run(args: argparse.Namespace) -> int:
 
     from keras_gated.fast_path import describe, describe_text
     from keras_gated.files import portable_record, portable_text
-    from keras_gated.pretrained.zoo_folder import save_zoo_folder
+    from keras_gated.release.zoo_folder import save_zoo_folder
     from training.build import RunSettings, build_run, run_recipe
     from training.data import adapt_source, engine_for, load_split, make_pipeline
     from training.loop import evaluate_metrics, fit_resumable, write_metrics

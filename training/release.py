@@ -5,7 +5,7 @@
 
 Takes the run's final model (``last.keras``, the last epoch, the model ``metrics.json``
 measured), writes ``zoo/<weight id>/`` (with ``--register``, under a lock) or
-``DIR/<weight id>/`` with ``keras_gated.pretrained.save_zoo_folder`` (Keras save files,
+``DIR/<weight id>/`` with ``keras_gated.release.save_zoo_folder`` (Keras save files,
 model card, metrics.json, training log) beside its place, checks that ``keras-gated
 evaluate``'s own measurement on the real test split equals ``metrics.json``, moves it into
 place and prints its ``PretrainedCfg`` as JSON (sha256 pinned, revision None until
@@ -23,8 +23,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from keras_gated.pretrained.config import split_weight_id
-from keras_gated.pretrained.shards import MAX_SHARD_BYTES
+from keras_gated.weights.config import split_weight_id
+from keras_gated.weights.shards import MAX_SHARD_BYTES
 
 ROOT = Path(__file__).resolve().parents[1]
 CFGS_DIR = ROOT / "keras_gated" / "models"  # the families' data files
@@ -54,7 +54,7 @@ def cfg_file(weight_id: str, folder: Path = CFGS_DIR) -> Path:
 def register(cfg, folder: Path = CFGS_DIR) -> Path:
     """Write ``cfg`` into its family's data file in ``folder`` (replacing an entry of the
     same weight id); return the file."""
-    from keras_gated.registry.weights import write_cfg
+    from keras_gated.weights.registered import write_cfg
 
     path = cfg_file(cfg.weight_id, folder)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -64,14 +64,14 @@ def register(cfg, folder: Path = CFGS_DIR) -> Path:
 
 def registered_cfgs(folder: Path = CFGS_DIR) -> list:
     """Every config (released and planned) of the data files in ``folder``, as on disk."""
-    from keras_gated.registry.weights import read_cfg_file
+    from keras_gated.weights.registered import read_cfg_file
 
     return [cfg for path in sorted(folder.rglob("*.json")) for cfg in read_cfg_file(path)]
 
 
 def short_table(cfgs) -> str:
     """The README's table: one row per released weight, its test accuracy and its data."""
-    from keras_gated.pretrained.listing import CAVEAT_MARK, accuracy_text
+    from keras_gated.release.listing import CAVEAT_MARK, accuracy_text
 
     rows = ["| weight id | test accuracy | data |", "| --- | --- | --- |"]
     for cfg in sorted((c for c in cfgs if c.released), key=lambda c: (c.tag, c.weight_id)):
@@ -90,7 +90,7 @@ def rewrite_zoo_blocks(text: str, cfgs) -> str:
     """``text`` with every zoo block it has rewritten from ``cfgs``: the full tables
     (``listing.BEGIN`` ... ``listing.END``) and the short table (``SHORT_BEGIN`` ...
     ``SHORT_END``). A text with neither is an error."""
-    from keras_gated.pretrained.listing import BEGIN, END, replace_readme_block
+    from keras_gated.release.listing import BEGIN, END, replace_readme_block
 
     cfgs = list(cfgs)
     if BEGIN not in text and SHORT_BEGIN not in text:
@@ -144,7 +144,7 @@ def check_twins(metrics_by_id: dict[str, dict]) -> None:
 def twin_note(metrics_by_id: dict[str, dict]) -> str:
     """Markdown comparing twins: checkpoints trained with the same recipe, budget, seed
     and data that differ in one thing (e.g. gated vs ungated); ``check_twins`` first."""
-    from keras_gated.pretrained.listing import accuracy_text, backend_label, wall_time_text
+    from keras_gated.release.listing import accuracy_text, backend_label, wall_time_text
 
     check_twins(metrics_by_id)
     rows = ["| weight id | test accuracy | epochs | backend | wall time |",
@@ -187,7 +187,7 @@ def twin_metrics(weight_id: str, twins: Sequence[str], zoo: Path, folder: Path) 
 
 def write_twin_notes(weight_ids: Sequence[str], zoo: Path = ROOT / "zoo") -> None:
     """Put the twins' comparison table into each twin's card."""
-    from keras_gated.pretrained.zoo_folder import set_card_note
+    from keras_gated.release.zoo_folder import set_card_note
 
     note = twin_note({w: zoo_metrics(zoo / w) for w in weight_ids})  # checks they are twins
     for weight_id in weight_ids:
@@ -251,7 +251,7 @@ def release(run: Path, notes: str = "", zoo: Path = ROOT / "zoo",
     import keras_gated  # noqa: F401  (registers the layers)
     from keras_gated.evaluation import evaluate
     from keras_gated.files import exclusive_lock, replace_folder
-    from keras_gated.pretrained.zoo_folder import (
+    from keras_gated.release.zoo_folder import (
         pretrained_cfg_from_folder,
         save_zoo_folder,
     )
@@ -347,7 +347,7 @@ def write_keras_hub_preset(weight_id: str, folder: Path) -> Path | None:
         print("keras-hub is not installed: no keras_hub/ preset written (pip install keras-hub)")
         return None
     from keras_gated.keras_hub import save_classifier_preset
-    from keras_gated.pretrained.shards import SHARD_INDEX
+    from keras_gated.weights.shards import SHARD_INDEX
 
     if (folder / SHARD_INDEX).is_file():  # a second copy of a large net's weights
         print(f"no keras_hub/ preset: {weight_id} is a sharded release; "
@@ -367,7 +367,7 @@ def write_keras_hub_preset(weight_id: str, folder: Path) -> Path | None:
 def record_caveat(folder: Path, caveat: str) -> None:
     """The caveat into the card's front matter (-> ``PretrainedCfg.caveat``) and its Notes
     ("" removes both)."""
-    from keras_gated.pretrained.zoo_folder import set_card_note, set_caveat
+    from keras_gated.release.zoo_folder import set_card_note, set_caveat
 
     set_caveat(folder, caveat)
     set_card_note(folder, CAVEAT_HEADING, caveat)
@@ -377,8 +377,8 @@ def amend_caveat(folder: Path, caveat: str, register_in: Path = CFGS_DIR,
                  readme: Path | None = README) -> None:
     """Set (or, with ``""``, clear) the caveat of a released zoo folder and re-register it:
     its weights, sha256 pin, Hub id and revision stay as registered."""
-    from keras_gated.pretrained.sources import sha256_of
-    from keras_gated.pretrained.zoo_folder import pretrained_cfg_from_folder
+    from keras_gated.weights.sources import sha256_of
+    from keras_gated.release.zoo_folder import pretrained_cfg_from_folder
 
     weight_id = folder.name
     registered = {cfg.weight_id: cfg for cfg in registered_cfgs(register_in) if cfg.released}
@@ -404,7 +404,7 @@ def remeasure(folder: Path, command: str) -> dict:
     from huggingface_hub import ModelCard
 
     from keras_gated.evaluation import evaluate
-    from keras_gated.pretrained.zoo_folder import CARD_FILE, METRICS_FILE
+    from keras_gated.release.zoo_folder import CARD_FILE, METRICS_FILE
 
     arch, tag = split_weight_id(folder.name)
     metrics_path = folder / METRICS_FILE
@@ -496,7 +496,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                                     zoo=ROOT / "zoo", out=args.out, into_zoo=args.register,
                                     record_caveat=record_caveat)
             if args.register:
-                from keras_gated.pretrained.zoo_folder import pretrained_cfg_from_folder
+                from keras_gated.release.zoo_folder import pretrained_cfg_from_folder
 
                 cfg = pretrained_cfg_from_folder(folder)
                 print(f"registered {cfg.weight_id} in {register(cfg, CFGS_DIR)}")

@@ -9,7 +9,7 @@ once with ``keras_gated.evaluation.evaluate`` — the repository's own measureme
 full test split, on this machine. That number goes on the card, the accelerator's beside
 it; when they differ by more than ``GPU_TOLERANCE`` the release stops and says why,
 touching nothing in ``zoo/``. The weights are stored as they came back: every array that
-is exactly bfloat16 as bfloat16 (``keras_gated.pretrained.shards.narrow_to_bfloat16``), in
+is exactly bfloat16 as bfloat16 (``keras_gated.weights.shards.narrow_to_bfloat16``), in
 shards of at most 45 MB.
 """
 
@@ -126,7 +126,7 @@ def release_bundle(bundle: Path, *, notes: str = "", caveat: str = "", zoo: Path
                                   into_zoo=into_zoo, record_caveat=record_caveat)
     from keras_gated.evaluation import evaluate
     from keras_gated.files import exclusive_lock, replace_folder
-    from keras_gated.pretrained.zoo_folder import save_zoo_folder
+    from keras_gated.release.zoo_folder import save_zoo_folder
 
     model, metrics = bundle_model(bundle)
     weight_id = f"{metrics['model']}.{metrics['dataset']}"
@@ -152,7 +152,7 @@ def _write_measured(bundle: Path, model, metrics: dict, weight_id: str, target: 
     """Write the release folder beside ``target`` (a hidden partial folder), measure it,
     and put it in place only when the measurement agrees with the accelerator's; returns
     the measured accuracy. ``target`` is left as it was otherwise."""
-    from keras_gated.pretrained.shards import SHARD_INDEX, narrow_to_bfloat16, shard_names
+    from keras_gated.weights.shards import SHARD_INDEX, narrow_to_bfloat16, shard_names
 
     arch, tag = metrics["model"], metrics["dataset"]
     staging_root = Path(tempfile.mkdtemp(prefix=f".{weight_id}.partial-", dir=target.parent))

@@ -53,7 +53,7 @@ class CompressOutput:
 
 def read_compress_output(folder: Path) -> CompressOutput:
     """The compress folder ``folder``, refused in one sentence if it is not one."""
-    from keras_gated.pretrained.zoo_folder import pretrained_cfg_from_folder
+    from keras_gated.release.zoo_folder import pretrained_cfg_from_folder
 
     if not (folder / RECORD_FILE).is_file() or not (folder / "metrics.json").is_file():
         raise ValueError(f"{folder} has no {RECORD_FILE} and metrics.json: give the --out folder "
@@ -216,7 +216,7 @@ def release_compressed(folder: Path, name: str, *, notes: str = "", zoo: Path = 
     from keras_gated.analysis.report import TIMING_AGREEMENT
     from keras_gated.evaluation import evaluate
     from keras_gated.models.compressed import registered
-    from keras_gated.pretrained.zoo_folder import pretrained_cfg_from_folder, save_zoo_folder
+    from keras_gated.release.zoo_folder import pretrained_cfg_from_folder, save_zoo_folder
 
     run = read_compress_output(folder)
     arch = architecture_of(run, name)
@@ -269,7 +269,7 @@ def register(arch, cfg, out: Path, register_in: Path, architectures: Path | None
     snapshot (``arch`` registered in this process)."""
     from keras_gated.catalog import write_catalog
     from keras_gated.models.compressed.architectures import ARCHITECTURES_FILE, write_architecture
-    from keras_gated.registry.weights import pretrained_cfgs_overlay
+    from keras_gated.weights.registered import pretrained_cfgs_overlay
 
     print(f"registered {arch.name} in {write_architecture(arch, architectures or ARCHITECTURES_FILE)}")
     print(f"registered {cfg.weight_id} in {plain_release.register(cfg, register_in)}")

@@ -16,6 +16,8 @@ import keras
 import numpy as np
 
 from keras_gated.analysis.compress import CompressionResult
+from keras_gated.files import portable_path, portable_record, portable_text
+from keras_gated.release.zoo_folder import save_zoo_folder
 from keras_gated.analysis.removal import accuracy
 
 RECORD_FILE = "compression.json"
@@ -109,9 +111,6 @@ def write_compressed(result: CompressionResult, source: keras.Model, out: str | 
     """Write ``out`` (the zoo-style folder of the compressed net) and return its numbers;
     ``final``: where the folder will be once moved into place (default ``out``), the path
     its card loads it from."""
-    from keras_gated.files import portable_path, portable_record, portable_text
-    from keras_gated.pretrained.zoo_folder import save_zoo_folder
-
     out = Path(out)
     given = [dataset] if Path(dataset).expanduser().exists() else []  # a local folder
     command, source_weights = portable_text(command, given), portable_text(source_weights, given)

@@ -16,6 +16,8 @@ from typing import Any
 import keras
 from keras import ops
 
+from keras_gated.layers.initializers import independent
+
 
 def reference_padding(strides: int) -> str:
     """The Keras ``padding`` of a convolution whose input :func:`pad_for_conv` pads."""
@@ -30,8 +32,6 @@ def symmetric_pad_width(kernel_size: int, strides: int) -> int:
 def reference_conv2d(filters: int, kernel_size: int, strides: int = 1, **kwargs: Any) -> keras.layers.Conv2D:
     """A Conv2D to be called through :func:`apply_conv` (reference padding); its kernel
     is drawn independently of every other layer's (``layers.initializers.independent``)."""
-    from keras_gated.layers.initializers import independent
-
     if "kernel_initializer" in kwargs:
         kwargs["kernel_initializer"] = independent(kwargs["kernel_initializer"])
     return keras.layers.Conv2D(

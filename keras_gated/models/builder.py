@@ -51,8 +51,8 @@ from keras_gated.models.constructor import (  # noqa: F401  (what family modules
 )
 from keras_gated.models.gated_model import HeadSpec, assemble
 from keras_gated.precision import warn_if_slow_mixed_precision
-from keras_gated.pretrained.load import load_resolved
-from keras_gated.pretrained.resolve import ResolvedWeights, resolve_weights
+from keras_gated.weights.load import load_resolved
+from keras_gated.weights.resolve import ResolvedWeights, resolve_weights
 
 
 POOLING_CHOICES = (None, "avg", "max")
@@ -283,7 +283,9 @@ def build_application(
     if include_top:
         validate_classes(classes)
     arch, removed = _compressed(arch, removed_blocks)
-    resolved = weights_for(arch, weights)
+    # Resolved by the public constructor already (then returned as it is), or here for a
+    # direct call and for an architecture the constructor could not name.
+    resolved = resolve_weights(arch, weights)
     removed = blocks_to_remove(arch, removed, resolved)
     shape = resolve_input_shape(spec, input_shape, input_tensor)
     check_input_channels(resolved, shape, spec)
@@ -379,22 +381,6 @@ def without_blocks(model: keras.Model, removed: Sequence[str]) -> keras.Model:
     pruned = prune(model, removed, name=model.name)
     pruned.pretrained_cfg = getattr(model, "pretrained_cfg", None)
     return pruned
-
-
-def weights_for(arch: str, weights: Any) -> ResolvedWeights | None:
-    """``weights=`` as the builder gets it: resolved by the public constructor (once, up
-    front), else resolved here, before anything is built (a direct ``build_application``
-    call, or a tag of an architecture the constructor could not name). A record resolved
-    for another architecture (a call repeating a registered model's arguments but
-    building another one) is resolved again for this one."""
-    if weights is None:
-        return None
-    if isinstance(weights, ResolvedWeights):
-        if weights.arch in (None, arch):
-            return weights
-        weights = weights.source
-    return resolve_weights(arch, weights)
-
 
 
 def check_input_channels(

@@ -5,7 +5,7 @@ A decorated constructor's signature spells out every argument with its default, 
 unknown keyword names the constructor and lists its arguments, and the call is
 remembered (``current_call``) so that a weights / model mismatch can name the call that
 matches the weights. Its ``weights=`` value is resolved here, once, before anything is
-built (``keras_gated.pretrained.resolve``): the arguments the weights were trained with
+built (``keras_gated.weights.resolve``): the arguments the weights were trained with
 (``activation="tanh"``) become the defaults of the call, and the constructor receives
 the resolved record.
 """
@@ -23,9 +23,8 @@ from typing import Any
 
 import keras
 
-from keras_gated.pretrained.resolve import ResolvedWeights, resolve_weights
-from keras_gated.pretrained.sources import HF_PREFIX, local_weights_file
 from keras_gated.registry.models import list_model_entries
+from keras_gated.weights.resolve import ResolvedWeights, is_tag, resolve_weights
 
 # The arguments every applications-style constructor accepts.
 APPLICATION_ARGUMENTS = (
@@ -228,10 +227,9 @@ def resolve_for_call(
     if not isinstance(weights, (str, os.PathLike)):
         return None  # the builder refuses it in one sentence
     arch = registered_arch(constructor, signature, args, kwargs)
-    source = os.fspath(weights)
-    if arch is None and not (source.startswith(HF_PREFIX) or local_weights_file(source)):
+    if arch is None and is_tag(weights):
         return None
-    return resolve_weights(arch, source)
+    return resolve_weights(arch, weights)
 
 
 def registered_arch(

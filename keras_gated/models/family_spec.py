@@ -4,7 +4,7 @@ A family is one folder, ``keras_gated/models/<family>/``: its constructors (whic
 register their names), its released-weight configs (JSON beside the constructors'
 module), the converter from its reference implementation, and a ``FamilySpec``
 registered by its ``spec.py``. Gating (``keras_gated.gating``), citations
-(``keras_gated.pretrained.citations``), conversion (``keras_gated.convert``), feature
+(``keras_gated.release.citations``), conversion (``keras_gated.convert``), feature
 extraction (``keras_gated.features``) and the analyses read these specs, or ask the
 blocks themselves (``keras_gated.layers.Block``), instead of keeping tables of names.
 
@@ -55,7 +55,7 @@ class FamilySpec:
             gated twin of ``preactresnet20`` ``gresnet20``.
         citations: ``(fnmatch pattern of registry names, BibTeX keys)``; where patterns
             of several families match a name, the most specific (longest) one applies.
-        papers: BibTeX entries of keys that ``keras_gated.pretrained.citations.PAPERS``
+        papers: BibTeX entries of keys that ``keras_gated.release.citations.PAPERS``
             does not hold yet.
         residual_merge: for nets whose residual blocks end in a plain ``Add`` merge
             (``Add([branch, shortcut])``, the fully-connected ResNets), whether a layer is

@@ -1,6 +1,6 @@
-"""The one registry: model names (``models``), the configs of their weights
-(``weights``), and building / listing by name (``factory``: ``create_model``,
-``list_models``).
+"""The one registry: model names (``models``), the configs of their weights (kept by
+``keras_gated.weights.registered``, importable from here too), and building / listing by
+name (``factory``: ``create_model``, ``list_models``).
 
 Everything is importable from here (``from keras_gated.registry import create_model``).
 """
@@ -17,7 +17,7 @@ from keras_gated.registry.models import (
     unregister_family,
     unregister_model,
 )
-from keras_gated.registry.weights import (
+from keras_gated.weights.registered import (
     cfg_source_file,
     find_pretrained_cfg,
     get_pretrained_cfg,

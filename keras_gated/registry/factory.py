@@ -16,14 +16,15 @@ tag of the data its weights were trained on (``gresnet20.cifar10``).
 
 from __future__ import annotations
 
-import dataclasses
 import fnmatch
-import os
+import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from keras_gated.pretrained.config import split_weight_id
 from keras_gated.registry.models import get_model_entry, model_names
+from keras_gated.weights.config import split_weight_id
+from keras_gated.weights.registered import get_pretrained_cfg, list_pretrained, tags_for
+from keras_gated.weights.resolve import resolve_weights
 
 if TYPE_CHECKING:
     import keras
@@ -31,8 +32,6 @@ if TYPE_CHECKING:
 
 def _natural_key(name: str):
     """Sort ``gresnet20`` before ``gresnet110`` (numbers compared as numbers)."""
-    import re
-
     return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name)]
 
 
@@ -60,8 +59,6 @@ def list_models(
         exclude_filters: a pattern or a list of them: names matching any are dropped.
     """
     if pretrained:
-        from keras_gated.registry.weights import list_pretrained
-
         names = list_pretrained()
     else:
         names = model_names()
@@ -77,8 +74,6 @@ def list_models(
 
 def default_pretrained_tag(arch: str) -> str:
     """The tag ``pretrained=True`` loads: the first released tag of ``arch``."""
-    from keras_gated.registry.weights import list_pretrained, tags_for
-
     tags = tags_for(arch)
     if not tags:
         released = ", ".join(list_pretrained()) or "none yet"
@@ -87,26 +82,6 @@ def default_pretrained_tag(arch: str) -> str:
             f"{released}."
         )
     return tags[0]
-
-
-def _overlay_cfg(arch: str, tag: str, overlay: dict) -> tuple[Any, str | None]:
-    """(the registered config of ``arch.tag`` with ``overlay``'s fields replaced, a local
-    weight file from overlay key ``"file"`` or None)."""
-    from keras_gated.pretrained.config import PretrainedCfg
-    from keras_gated.registry.weights import get_pretrained_cfg
-
-    overlay = dict(overlay)
-    file = overlay.pop("file", None)
-    fields = {f.name for f in dataclasses.fields(PretrainedCfg)}
-    unknown = sorted(set(overlay) - fields)
-    if unknown or "weight_id" in overlay:
-        bad = unknown[0] if unknown else "weight_id"
-        raise ValueError(
-            f"pretrained_cfg_overlay: {bad!r} cannot be overridden. Allowed keys: "
-            f"{', '.join(sorted(fields - {'weight_id'}))}, and 'file' (a local weight file)."
-        )
-    cfg = dataclasses.replace(get_pretrained_cfg(f"{arch}.{tag}"), **overlay)
-    return cfg, None if file is None else os.fspath(file)
 
 
 def create_model(
@@ -129,7 +104,7 @@ def create_model(
     Args:
         name: a registered name (``"gresnet20"``) or a weight id (``"gresnet20.cifar10"``).
         pretrained: True loads the default released weights of ``name`` (the first of
-            ``keras_gated.pretrained.tags_for(name)``) or those of the weight id
+            ``keras_gated.weights.tags_for(name)``) or those of the weight id
             ``name.tag``; a string loads that tag. False (as timm): fresh random weights,
             also for a weight id, which then gives only its configuration (the
             constructor arguments the weights were trained with, their head size and
@@ -158,10 +133,8 @@ def create_model(
     ``get_classifier``, ``reset_classifier``, ``forward_features``, ``forward_head`` and
     ``feature_info`` with ``channels()`` / ``reduction()``, also with ``features_only`` (see
     ``keras_gated.models.gated_model.GatedModel``). A ``weights=`` value is resolved
-    once, here (``keras_gated.pretrained.resolve``), then built from and loaded.
+    once, here (``keras_gated.weights.resolve``), then built from and loaded.
     """
-    from keras_gated.pretrained.resolve import resolve_weights
-
     arch, tag = split_weight_id(name)
     if not isinstance(name, str) or name.endswith(".") or not arch:
         raise ValueError(
@@ -218,25 +191,19 @@ def create_model(
             )
         kwargs["include_top"] = False
 
-    if pretrained_cfg_overlay:
-        if weights is None or str(weights) not in _released_tags(arch):
-            raise ValueError(
-                "pretrained_cfg_overlay changes the config of released weights: pass it "
-                "with pretrained=True, a tag or a weight id."
-            )
-        cfg, file = _overlay_cfg(arch, str(weights), pretrained_cfg_overlay)
-        kwargs["weights"] = resolve_weights(arch, str(weights), cfg=cfg, file=file)
-    elif weights is not None:  # resolved once, here; the constructor builds from it
-        kwargs["weights"] = resolve_weights(arch, weights)
+    # Resolved once, here; the constructor builds from the record.
+    resolved = resolve_weights(arch, weights, overlay=pretrained_cfg_overlay)
+    if resolved is not None:
+        kwargs["weights"] = resolved
     model = _build(entry, kwargs, in_chans)
     if has_head and (head_pooling != "avg" or drop_rate is not None):
-        from keras_gated.models.gated_model import with_head
+        from keras_gated.models.gated_model import with_head  # Keras: see _build
 
         model = with_head(model, pooling=head_pooling, drop_rate=drop_rate)
     if not features_only:
         return model
 
-    from keras_gated.features import features_model
+    from keras_gated.features import features_model  # Keras: see _build
     from keras_gated.models.gated_model import FeatureInfoList
 
     features = features_model(model, out_indices)
@@ -263,6 +230,8 @@ def _head_pooling(global_pool: str | None, has_head: bool) -> str:
 def _build(entry: Any, kwargs: dict, in_chans: int | None) -> keras.Model:
     """``entry.build(**kwargs)`` on ``in_chans`` input channels (None: the family's);
     pretrained weights on another channel count get their stem adapted."""
+    # The model modules import Keras, and so start a backend: imported when a model is
+    # built, so that listing and reading the registry (``keras-gated list``) start none.
     from keras_gated.models.builder import default_channels
 
     if in_chans is None:
@@ -303,15 +272,8 @@ def configuration_of(entry: Any, weight_id: str) -> dict[str, Any]:
     """The constructor arguments that build ``weight_id``'s network with fresh weights:
     the arguments its weights were trained with, their head size and input shape
     (those ``entry``'s constructor accepts)."""
-    from keras_gated.registry.weights import get_pretrained_cfg
-
     cfg = get_pretrained_cfg(weight_id)
     wanted = {**cfg.model_kwargs, "classes": cfg.classes, "input_shape": tuple(cfg.input_shape)}
     valid = getattr(entry.constructor, "valid_arguments", None)
     return {key: value for key, value in wanted.items() if valid is None or key in valid}
 
-
-def _released_tags(arch: str) -> list[str]:
-    from keras_gated.registry.weights import tags_for
-
-    return tags_for(arch)

@@ -1,15 +1,26 @@
 """The model registry: every architecture under one lower-case name (timm style).
 
 A family registers its models with ``register_family`` (one entry per configuration);
-``keras_gated.registry.factory`` lists and builds them by name.
+``keras_gated.registry.factory`` lists and builds them by name. The weights registry
+(``keras_gated.weights.registered``) is told each family's data file of released
+configs and the family of every registered name.
 """
 
 from __future__ import annotations
 
 import difflib
+import inspect
+import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from keras_gated.weights.registered import (
+    register_architecture,
+    register_cfg_file,
+    unregister_architecture,
+)
 
 if TYPE_CHECKING:  # Keras is imported by the families, not by the registry itself
     import keras
@@ -78,6 +89,7 @@ def add_entry(entry: ModelEntry) -> ModelEntry:
     if existing is not None and not getattr(existing.constructor, "stands_in_for_a_family", False):
         raise ValueError(f"A model named {entry.name!r} is already registered.")
     _REGISTRY[entry.name] = entry
+    register_architecture(entry.name, entry.family)
     return entry
 
 
@@ -127,19 +139,19 @@ def register_family(
 
 def unregister_model(name: str) -> ModelEntry:
     """Remove ``name`` from the registry (tests that register throw-away models)."""
-    return _REGISTRY.pop(name)
+    entry = _REGISTRY.pop(name)
+    unregister_architecture(name)
+    return entry
 
 
 def unregister_family(family: str) -> list[ModelEntry]:
     """Remove every model of ``family`` from the registry."""
-    return [_REGISTRY.pop(name) for name in [n for n, e in _REGISTRY.items() if e.family == family]]
+    return [unregister_model(name) for name in [n for n, e in _REGISTRY.items() if e.family == family]]
 
 
 def _takes_dropout(constructor: Callable[..., keras.Model]) -> bool:
     """Whether ``constructor`` accepts ``dropout`` (a public constructor lists its
     arguments in ``valid_arguments``)."""
-    import inspect
-
     valid = getattr(constructor, "valid_arguments", None)
     if valid is None:
         valid = inspect.signature(constructor).parameters
@@ -149,11 +161,6 @@ def _takes_dropout(constructor: Callable[..., keras.Model]) -> bool:
 def _register_family_cfgs(constructor: Callable[..., keras.Model]) -> None:
     """Register the released-weight configs kept beside the constructor's module
     (``preact_resnet.py`` -> ``preact_resnet.json``), if it has any."""
-    import sys
-    from pathlib import Path
-
-    from keras_gated.pretrained import register_cfg_file  # looked up on each call (tests replace it)
-
     module_file = getattr(sys.modules.get(constructor.__module__), "__file__", None)
     if module_file is None:
         return

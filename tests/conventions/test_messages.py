@@ -33,7 +33,7 @@ def _unreachable(*args, **kwargs):
 def test_pull_offline_names_the_local_copy_that_serves_the_weights(zoo, tmp_path, monkeypatch):
     import huggingface_hub
 
-    from keras_gated.pretrained.hub import HubDownloadError, pull
+    from keras_gated.weights.hub import HubDownloadError, pull
 
     monkeypatch.setenv("KERAS_GATED_ZOO", str(ZOO if zoo == "checkout" else tmp_path))
     monkeypatch.setattr(huggingface_hub, "snapshot_download", _unreachable)

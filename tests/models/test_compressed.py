@@ -14,8 +14,8 @@ import keras_gated as kg
 from keras_gated.analysis.prune import prune
 from keras_gated.models.compressed import CompressedArch, compressed, registered
 from keras_gated.models.compressed.architectures import read_architectures, write_architecture
-from keras_gated.pretrained import pretrained_cfgs_overlay
-from keras_gated.pretrained.zoo_folder import pretrained_cfg_from_folder, save_zoo_folder
+from keras_gated.weights import pretrained_cfgs_overlay
+from keras_gated.release.zoo_folder import pretrained_cfg_from_folder, save_zoo_folder
 from tests.helpers import images, to_numpy, trainable_count
 
 REMOVED = ("stage1_unit2", "stage1_unit3", "stage2_unit2", "stage2_unit3", "stage3_unit2")

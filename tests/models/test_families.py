@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import keras_gated as kg
-from keras_gated.pretrained.citations import bibtex, citation_keys
+from keras_gated.release.citations import bibtex, citation_keys
 from keras_gated.registry import get_model_entry
 from tests.conftest import ONCE_BACKEND
 from tests.helpers import assert_round_trip, images, to_numpy

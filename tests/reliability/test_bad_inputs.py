@@ -70,7 +70,7 @@ def _snapshot(folder: Path) -> dict:
 
 # --- weights and model inputs ---------------------------------------------------------------
 def test_flipped_hdf5_header_bytes_are_refused_naming_the_file(tmp_path):
-    from keras_gated.pretrained.load import WeightsFileError
+    from keras_gated.weights.load import WeightsFileError
 
     path = tmp_path / "net.weights.h5"
     kg.create_model("plainnet10").save_weights(path)
@@ -211,7 +211,7 @@ def test_a_garbage_log_is_refused_and_nothing_lost(finished_run, tmp_path, capsy
 
 # --- released weights ---------------------------------------------------------------------------
 def test_a_zoo_copy_with_another_architecture_s_config_is_called_damaged(tmp_path, monkeypatch):
-    from keras_gated.pretrained.load import ConfigurationMismatchError
+    from keras_gated.weights.load import ConfigurationMismatchError
 
     zoo = tmp_path / "zoo"
     shutil.copytree(ZOO / "plainnet10.fashion_mnist", zoo / "plainnet10.fashion_mnist")

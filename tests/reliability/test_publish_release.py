@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 import keras_gated as kg
-from keras_gated.pretrained import hub as kg_hub
-from keras_gated.pretrained import zoo_folder as kg_zoo
+from keras_gated.release import hub as kg_hub
+from keras_gated.release import zoo_folder as kg_zoo
 from tests.hub_fixtures import hf_home, hub, trained_ish  # noqa: F401
 
 WEIGHT_ID = "gresnet8.cifar10"
@@ -111,7 +111,7 @@ def test_publish_to_another_repo_leaves_the_configs_byte_identical(hub, released
     assert "registered configs are unchanged" in out and "pinned" not in out
     assert "someone/else" in hub.state.repos
     assert config_files() == before
-    assert kg.registry.weights.get_pretrained_cfg(RELEASED).hf_hub_id == f"keras-gated/{RELEASED}"
+    assert kg.registry.get_pretrained_cfg(RELEASED).hf_hub_id == f"keras-gated/{RELEASED}"
 
 
 def test_pin_official_to_another_repo_is_refused_before_uploading(hub, released_copy, capsys):  # noqa: F811
@@ -130,7 +130,7 @@ def test_pin_official_pins_the_registered_entry(hub, released_copy, tmp_path, mo
     import json
 
     from keras_gated.cli import main
-    from keras_gated.registry import weights as registry_weights
+    from keras_gated.weights import registered as registry_weights
 
     data_file = tmp_path / "fc_nets.json"  # a copy: the checkout's data file stays as it is
     data_file.write_bytes((REPO_ROOT / "keras_gated" / "models" / "fc_nets" / "fc_nets.json").read_bytes())

@@ -175,7 +175,7 @@ def test_analyze_never_writes_a_release_folder(tmp_path, monkeypatch, inside):
 def test_publish_never_deletes_files_of_an_existing_repo_without_the_flag(hub, tmp_path):  # noqa: F811
     from huggingface_hub import HfApi
 
-    from keras_gated.pretrained import hub as kg_hub
+    from keras_gated.release import hub as kg_hub
     from tests.reliability.test_publish_release import write_zoo
 
     repo = "user/existing"
@@ -281,7 +281,7 @@ def test_release_without_register_writes_only_into_out(tmp_path, tiny):  # noqa:
 
 def test_a_failed_or_killed_release_leaves_the_zoo_folder_as_it_was(tmp_path, tiny, monkeypatch):  # noqa: F811
     import keras_gated.evaluation as evaluation
-    from keras_gated.pretrained import zoo_folder
+    from keras_gated.release import zoo_folder
     from training import release
 
     run, zoo = tiny.train("gresnetfc2"), tmp_path / "zoo"
@@ -332,7 +332,7 @@ def test_two_releases_of_one_weight_id_never_run_at_once(tmp_path, tiny, monkeyp
 
 # --- linked files are never copied or published ----------------------------------------------
 def test_a_linked_training_log_is_never_copied_into_a_release(tmp_path):
-    from keras_gated.pretrained.zoo_folder import save_zoo_folder
+    from keras_gated.release.zoo_folder import save_zoo_folder
 
     secret = tmp_path / "token"
     secret.write_text("hf_secret")
@@ -349,7 +349,7 @@ def test_a_linked_training_log_is_never_copied_into_a_release(tmp_path):
 
 
 def test_a_hard_linked_file_is_never_published(hub, tmp_path):  # noqa: F811
-    from keras_gated.pretrained import hub as kg_hub
+    from keras_gated.release import hub as kg_hub
     from tests.reliability.test_publish_release import write_zoo
 
     folder = write_zoo(tmp_path / "src" / "gresnet8.cifar10")
@@ -369,7 +369,7 @@ def test_no_message_shows_the_credentials_of_hf_endpoint(hub, monkeypatch):  # n
     import huggingface_hub.hf_api
     from huggingface_hub import constants
 
-    from keras_gated.pretrained.sources import WeightsNotFoundError
+    from keras_gated.weights.sources import WeightsNotFoundError
 
     secret = hub.url.replace("http://", "http://user:s3cret-password@")
     monkeypatch.setenv("HF_ENDPOINT", secret)

@@ -168,8 +168,8 @@ def _cli(*argv: str) -> tuple[int, str, str]:
 def test_evaluate_refuses_hub_weights_whose_head_has_another_class_count(hub, tmp_path):  # noqa: F811
     import keras_gated as kg
     from keras_gated.evaluation import evaluate
-    from keras_gated.pretrained import hub as kg_hub
-    from keras_gated.pretrained.zoo_folder import save_zoo_folder
+    from keras_gated.release import hub as kg_hub
+    from keras_gated.release.zoo_folder import save_zoo_folder
 
     data = make_image_folder(tmp_path / "three", per_class=(2, 2), classes=3)
     log = tmp_path / "log.csv"

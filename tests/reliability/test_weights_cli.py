@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import keras_gated as kg
-from keras_gated.pretrained import zoo_dir
+from keras_gated.weights import zoo_dir
 
 
 def tree_hashes(root: Path) -> dict[str, str]:

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import keras_gated as kg
-from keras_gated.pretrained.load import ConfigurationMismatchError
+from keras_gated.weights.load import ConfigurationMismatchError
 from tests.helpers import images, to_numpy
 from tests.hub_fixtures import trained_ish
 

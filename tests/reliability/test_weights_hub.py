@@ -15,9 +15,10 @@ import pytest
 from huggingface_hub import constants, try_to_load_from_cache
 
 import keras_gated as kg
-from keras_gated.pretrained import hub as kg_hub
-from keras_gated.pretrained import pretrained_cfgs_overlay, sha256_of
-from keras_gated.pretrained import zoo_folder as kg_zoo
+from keras_gated.release import hub as kg_publish
+from keras_gated.weights import hub as kg_hub
+from keras_gated.weights import pretrained_cfgs_overlay, sha256_of
+from keras_gated.release import zoo_folder as kg_zoo
 from tests.helpers import images, to_numpy
 from tests.hub_fixtures import hf_home, hub, trained_ish  # noqa: F401
 from tests.hub_server import HubServer, _Handler
@@ -60,7 +61,7 @@ def write_zoo(folder: Path, seed: int = 1):
 def released(hub, tmp_path):  # noqa: F811
     """A published GResNet(8) and its registered config: (model, config)."""
     model = write_zoo(tmp_path / "src" / WEIGHT_ID)
-    commit = kg_hub.publish(tmp_path / "src" / WEIGHT_ID, REPO)
+    commit = kg_publish.publish(tmp_path / "src" / WEIGHT_ID, REPO)
     return model, kg_zoo.pretrained_cfg_from_folder(tmp_path / "src" / WEIGHT_ID, revision=commit)
 
 
@@ -99,7 +100,7 @@ def test_pull_cli_replaces_a_bad_cache_entry(released, tmp_path, hub):  # noqa: 
         # Re-pull the bad entry as a user would; the subprocess registers the same config.
         folder = str(tmp_path / "src" / WEIGHT_ID)
         script = (
-            "import sys, keras_gated.pretrained as w, keras_gated.pretrained.zoo_folder as h; "
+            "import sys, keras_gated.weights as w, keras_gated.release.zoo_folder as h; "
             f"w.register_pretrained(h.pretrained_cfg_from_folder({folder!r}, "
             f"revision={cfg.revision!r})); from keras_gated.cli import main; "
             f"sys.exit(main(['pull', {WEIGHT_ID!r}]))"

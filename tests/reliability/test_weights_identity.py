@@ -13,7 +13,7 @@ import keras
 import pytest
 
 import keras_gated as kg
-from keras_gated.pretrained.load import ConfigurationMismatchError, check_identity
+from keras_gated.weights.load import ConfigurationMismatchError, check_identity
 
 ROOT = Path(__file__).resolve().parents[2]
 ZOO = ROOT / "zoo"
@@ -49,7 +49,7 @@ def test_no_shared_layer_is_a_mismatch_whatever_the_saved_name(tmp_path):
 def test_a_weight_file_with_nan_or_inf_is_refused_naming_the_tensor(tmp_path, bad):
     import h5py
 
-    from keras_gated.pretrained.load import WeightsFileError
+    from keras_gated.weights.load import WeightsFileError
 
     path = tmp_path / "net.weights.h5"
     kg.create_model("plainnet10").save_weights(path)

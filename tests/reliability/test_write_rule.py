@@ -117,7 +117,7 @@ def test_convert_writes_its_folder_beside_what_is_there(crowded):
 
 # --- pull ------------------------------------------------------------------------------------
 def test_pull_writes_only_the_cache_beside_what_is_there(hub, hf_home, tmp_path):  # noqa: F811
-    from keras_gated.pretrained import hub as kg_hub
+    from keras_gated.release import hub as kg_hub
     from tests.reliability.test_publish_release import write_zoo
 
     folder = write_zoo(tmp_path / "src" / "gresnet8.cifar10")
@@ -139,7 +139,7 @@ def test_pull_writes_only_the_cache_beside_what_is_there(hub, hf_home, tmp_path)
 
 
 def test_pull_of_a_repo_the_hub_does_not_have_says_so(hub, monkeypatch):  # noqa: F811
-    from keras_gated.pretrained import hub as kg_hub
+    from keras_gated.weights import hub as kg_hub
     monkeypatch.setattr(kg_hub, "local_copy", lambda cfg: None)  # no local copy serves it
     with pytest.raises(kg_hub.HubDownloadError) as raised:
         kg_hub.pull("gresnet20.cifar10")

@@ -5,7 +5,7 @@ import json
 import pytest
 
 import keras_gated as kg
-from keras_gated.pretrained import PretrainedCfg
+from keras_gated.weights import PretrainedCfg
 from tests.helpers import make_image_folder
 from training import release, train
 
@@ -57,7 +57,7 @@ def test_a_release_over_the_shard_cap_is_sharded_evaluated_and_pinned_shard_by_s
     """The path of a large net's release (G-WRN-28-10: 146 MB), on a tiny net with a tiny
     cap: the folder holds an index and shards, `keras-gated evaluate` reads it (release
     checks the card's number with it), and the registered config pins every shard."""
-    from keras_gated.pretrained.shards import SHARD_INDEX, shard_names
+    from keras_gated.weights.shards import SHARD_INDEX, shard_names
 
     run = tiny.train("gresnetfc2")
     zoo = release.release(run, zoo=tmp_path / "zoo", register_in=tiny.cfgs,
@@ -70,7 +70,7 @@ def test_a_release_over_the_shard_cap_is_sharded_evaluated_and_pinned_shard_by_s
 
 
 def test_release_of_a_twin_compares_both_cards_and_rewrites_the_readme(tmp_path, tiny):
-    from keras_gated.pretrained import listing as zoo_index
+    from keras_gated.release import listing as zoo_index
 
     cfgs, zoo = tiny.cfgs, tiny.zoo
     readme = tmp_path / "README.md"
@@ -116,8 +116,8 @@ def test_a_bad_twin_is_refused_before_anything_is_written(tiny):
 def test_caveat_is_carded_registered_warned_on_load_and_amendable(tmp_path, tiny, monkeypatch):
     import warnings
 
-    from keras_gated.pretrained import listing as zoo_index
-    from keras_gated.pretrained import pretrained_cfgs_overlay
+    from keras_gated.release import listing as zoo_index
+    from keras_gated.weights import pretrained_cfgs_overlay
 
     cfgs, zoo = tiny.cfgs, tiny.zoo
     readme = tmp_path / "README.md"

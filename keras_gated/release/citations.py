@@ -3,6 +3,11 @@ which keys an architecture cites is declared by its family (``FamilySpec.citatio
 
 from __future__ import annotations
 
+import warnings
+
+from keras_gated.models.family_spec import citation_keys as declared
+from keras_gated.models.family_spec import papers, specs
+
 PAPERS = {
     "srivastava2015highway": """@article{srivastava2015highway,
   title   = {Highway Networks},
@@ -46,15 +51,11 @@ PAPERS = {
 def citation_keys(arch: str) -> list[str]:
     """The BibTeX keys of the papers behind ``arch`` (empty when none is known), as its
     family declares them (``FamilySpec.citations``)."""
-    from keras_gated.models.family_spec import citation_keys as declared
-
     return declared(arch)
 
 
 def bibtex(arch: str) -> str:
     """The BibTeX entries of ``arch``'s papers (empty when none is known)."""
-    from keras_gated.models.family_spec import papers
-
     entries = {**papers(), **PAPERS}
     return "\n\n".join(entries[key] for key in citation_keys(arch))
 
@@ -63,11 +64,7 @@ def __getattr__(name: str):
     """``CITED_BY``, the table this module kept before the families declared their papers."""
     if name != "CITED_BY":
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import warnings
-
-    from keras_gated.models.family_spec import specs
-
-    warnings.warn("keras_gated.pretrained.citations.CITED_BY is deprecated: each family "
+    warnings.warn("keras_gated.release.citations.CITED_BY is deprecated: each family "
                   "declares its citations (FamilySpec.citations).", DeprecationWarning,
                   stacklevel=2)
     return tuple(row for spec in specs() for row in spec.citations)

@@ -15,7 +15,7 @@
 
   and every file is checked against the config's sha256 before it is used (a release
   too large for one file is a shard index, ``model.weights.json``, and its shards, each
-  pinned: ``keras_gated.pretrained.shards``). A missing
+  pinned: ``keras_gated.weights.shards``). A missing
   file, a 404, a connection error or offline mode falls through to the next source;
   the final error names every source tried. A bad copy in the Hugging Face cache is
   deleted (never anything outside the cache) and the next source is tried; a bad
@@ -23,34 +23,41 @@
 * a local ``.weights.h5`` file, or a Keras save folder (``config.json`` +
   ``model.weights.h5``);
 * ``"hf://org/name"`` or ``"hf://org/name@revision"``: ``model.weights.h5`` of a Hub
-  repo (e.g. one written by ``keras_gated.pretrained.save_zoo_folder`` and published). Such
+  repo (e.g. one written by ``keras_gated.release.save_zoo_folder`` and published). Such
   ad-hoc references have no registered hash: they are trusted as the Hub serves them,
   as ``keras.saving.load_model("hf://...")`` does. Pin a revision to make them
   reproducible.
 
 The Keras ``config.json`` saved beside the weight file (in save folders, ``zoo/``
 folders and their Hub repos) records the configuration the weights were trained with;
-loading compares it with the model being built (``keras_gated.pretrained.load``), and its class
+loading compares it with the model being built (``keras_gated.weights.load``), and its class
 names come from the registered config or the folder's model card.
 
-How a file is loaded into a model (head adaptation, strictness) is in
-``keras_gated.pretrained.load``.
+``locate`` does all of it for one value in one pass (what it names, its verified file,
+what is saved beside it); ``keras_gated.weights.resolve`` turns that into the record a
+model is built from, and ``keras_gated.weights.load`` loads the file into the model (head
+adaptation, strictness).
 """
 
 
 from __future__ import annotations
 
+import difflib
 import hashlib
+import importlib
+import json
 import os
 import re
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from keras_gated.errors import without_credentials
-from keras_gated.pretrained.config import WEIGHTS_FILE, PretrainedCfg
-from keras_gated.pretrained.shards import FOLDER_WEIGHT_FILES, SHARD_INDEX, shard_names
-from keras_gated.registry.weights import find_pretrained_cfg, tags_for
+from keras_gated.weights.config import METRICS_FILE, WEIGHTS_FILE, PretrainedCfg
+from keras_gated.weights.shards import FOLDER_WEIGHT_FILES, SHARD_INDEX, shard_names
+from keras_gated.weights.planned import planned_error
+from keras_gated.weights.registered import find_pretrained_cfg, list_pretrained, tags_for
 
 ZOO_ENV = "KERAS_GATED_ZOO"
 RETRIES_ENV = "KERAS_GATED_HUB_RETRIES"
@@ -147,8 +154,6 @@ def identify_weights(
     if local is not None:
         return WeightsRef(local=local)
     if cfg is not None and os.sep not in weights:
-        from keras_gated.pretrained.planned import planned_error
-
         raise planned_error(cfg)
     if os.sep in weights or weights.endswith((".h5", ".keras")):
         raise ValueError(_not_weights_message(weights))
@@ -188,10 +193,6 @@ def _similar_tags(weights: str, arch: str | None) -> str:
     """A sentence naming the registered tags (released or planned) that ``weights``
     abbreviates or nearly spells (``"imagenet"`` -> ``imagenet2012``), with their weight
     ids (``arch``'s own when it has one); empty when there are none."""
-    import difflib
-
-    from keras_gated.registry.weights import list_pretrained
-
     released = set(list_pretrained())
     by_tag: dict[str, list[str]] = {}
     for weight_id in sorted(released | set(list_pretrained(planned=True))):
@@ -257,8 +258,10 @@ def local_zoo_dirs() -> list[tuple[str, Path]]:
 
 
 def _hf():
-    """huggingface_hub, imported on first use (it reads HF_* variables at import)."""
-    import huggingface_hub
+    """huggingface_hub, imported on first use: it reads the HF_* variables (cache, offline
+    mode, endpoint) when imported, which the caller and the tests may set before a load,
+    and costs a noticeable part of a second that reading configs does not need."""
+    import huggingface_hub  # on first use: see _hf
     import huggingface_hub.constants  # a submodule: not loaded by the lazy package import
 
     return huggingface_hub
@@ -343,8 +346,6 @@ def check_files(paths: list[Path], cfg: PretrainedCfg, where: str, *,
 def transport_errors() -> tuple[type[BaseException], ...]:
     """What a request that got no answer raises: OSError (sockets, and requests' errors)
     and the transport errors of the HTTP client huggingface_hub uses (httpx or httpx2)."""
-    import importlib
-
     errors: list[type[BaseException]] = [OSError]
     for name in ("httpx2", "httpx"):
         try:
@@ -358,7 +359,7 @@ def _probe(repo_id: str, filename: str, revision: str | None, token) -> None:
     """One HEAD request for a file, without retries: a transport error (see
     ``transport_errors``) if the Hub does not answer; nothing if it answers, an HTTP error
     (404, 401) included, which the download then reports."""
-    from huggingface_hub.errors import HfHubHTTPError
+    from huggingface_hub.errors import HfHubHTTPError  # on first use: see _hf
 
     hf = _hf()
     url = hf.hf_hub_url(repo_id, filename, revision=revision)
@@ -425,7 +426,7 @@ def resolve_pretrained_file(cfg: PretrainedCfg) -> Path:
     """The verified local path of a registered weight file (cache -> zoo -> Hub); for a
     sharded release the index, with every shard verified beside it."""
     hf = _hf()
-    from huggingface_hub.errors import EntryNotFoundError, HfHubHTTPError
+    from huggingface_hub.errors import EntryNotFoundError, HfHubHTTPError  # on first use: see _hf
 
     fall_through = (HfHubHTTPError, EntryNotFoundError, OSError)
     revision = cfg.revision or "main"
@@ -511,7 +512,7 @@ def network_errors() -> tuple[type[BaseException], ...]:
     """What a Hub client raises when the Hub cannot be reached (no network, refused,
     HF_HUB_OFFLINE) or answers with an error: ``transport_errors`` and huggingface_hub's
     own HTTP error."""
-    from huggingface_hub.errors import HfHubHTTPError
+    from huggingface_hub.errors import HfHubHTTPError  # on first use: see _hf
 
     return (*transport_errors(), HfHubHTTPError)
 
@@ -556,7 +557,7 @@ def download_hf_weights(ref: HubRef) -> Path:
     """The weights of an ad-hoc ``hf://`` reference (not hash-checked: trusted as served):
     ``model.weights.h5``, or a sharded repo's ``model.weights.json`` with its shards from
     the same commit. Uses the cache offline or when the Hub is unreachable."""
-    from huggingface_hub.errors import EntryNotFoundError, HfHubHTTPError
+    from huggingface_hub.errors import EntryNotFoundError, HfHubHTTPError  # on first use: see _hf
 
     try:
         try:
@@ -599,7 +600,7 @@ def companion_file(
     source = hub_source
     if source is None:
         return None
-    from huggingface_hub.errors import EntryNotFoundError, HfHubHTTPError
+    from huggingface_hub.errors import EntryNotFoundError, HfHubHTTPError  # on first use: see _hf
 
     repo_id, revision = source
     if _COMMIT.match(path.parent.name):  # a cache snapshot: the weights' own commit
@@ -617,8 +618,6 @@ def companion_file(
 
 def read_saved_config(path: Path) -> dict:
     """The Keras model config saved in ``path`` (``config.json``)."""
-    import json
-
     try:
         config = json.loads(path.read_text())
         return config["config"] if "layers" not in config else config
@@ -632,7 +631,7 @@ def read_saved_config(path: Path) -> dict:
 def card_class_names(card: Path) -> tuple[str, ...] | None:
     """The class names in a model card's front matter (``keras_gated.class_names``);
     None when it has none."""
-    from huggingface_hub import ModelCard
+    from huggingface_hub import ModelCard  # on first use: see _hf
 
     try:
         info = ModelCard.load(card).data.to_dict().get("keras_gated") or {}
@@ -640,3 +639,87 @@ def card_class_names(card: Path) -> tuple[str, ...] | None:
         return None
     names = info.get("class_names") if isinstance(info, dict) else None
     return tuple(str(n) for n in names) if isinstance(names, list) and names else None
+
+
+# ------------------------------------------------------------ one value, found whole
+
+
+@dataclass(frozen=True)
+class Located:
+    """The files a ``weights=`` value names, found and verified, and what is saved with
+    them: the one answer of ``locate``."""
+
+    ref: WeightsRef
+    path: Path  # the weight file (or shard index) ``load_weights`` reads
+    hub_source: tuple[str, str | None] | None  # (repo id, revision) the files come from
+    saved_config: dict | None  # the Keras model config saved beside them (None: none)
+    card_class_names: tuple[str, ...] | None  # the class names of their model card
+    trained_with: dict  # a zoo folder's recorded constructor arguments (``metrics.json``)
+
+
+def locate(
+    arch: str | None,
+    weights: str,
+    cfg: PretrainedCfg | None = None,
+    file: str | None = None,
+    *,
+    stacklevel: int = 2,
+) -> Located:
+    """Everything on disk or on the Hub about one ``weights=`` value, in one pass: what it
+    names (``identify_weights``), its verified weight file (cache -> zoo -> Hub for a tag,
+    the repo's for an ``hf://`` reference, the file itself for a path; ``file``: a local
+    file in place of the tag's), and the config, model card and run record saved with it
+    (the card only when the tag's config has no class names). A released config's caveat
+    is said here, once (a UserWarning, ``stacklevel`` frames up)."""
+    ref = identify_weights(arch, weights, cfg)
+    trained_with: dict = {}
+    if ref.hub is not None:
+        path = download_hf_weights(ref.hub)
+        hub_source = (ref.hub.repo_id, ref.hub.revision)
+    elif ref.cfg is not None:
+        cfg = ref.cfg
+        if cfg.caveat:
+            warnings.warn(f"Weights {cfg.weight_id}: {cfg.caveat}", UserWarning,
+                          stacklevel=stacklevel + 1)
+        if file is None and os.path.lexists(weights):
+            warnings.warn(
+                f"weights={weights!r} is both the released tag {cfg.weight_id} and a path in "
+                f"the working directory: the released weights {cfg.weight_id} are used; "
+                f"pass {os.path.join('.', weights)!r} to load the path instead.",
+                UserWarning, stacklevel=stacklevel + 1,
+            )
+        if file is not None:
+            path = local_weights_file(file)
+            if path is None:
+                raise ValueError(
+                    f"pretrained_cfg_overlay file {file!r} is not a `.weights.h5` "
+                    "file, a shard index (`.weights.json`) or a Keras save folder (with "
+                    "model.weights.h5) that exists."
+                )
+            hub_source = None
+        else:
+            path = resolve_pretrained_file(cfg)
+            hub_source = (cfg.hf_hub_id, cfg.revision)
+    else:
+        path, hub_source = ref.local, None
+        trained_with = _trained_with(weights)
+    config_file = companion_file(path, CONFIG_FILE, hub_source)
+    card = None
+    if ref.cfg is None or not ref.cfg.class_names:
+        card = companion_file(path, CARD_FILE, hub_source)
+    return Located(
+        ref, path, hub_source,
+        saved_config=None if config_file is None else read_saved_config(config_file),
+        card_class_names=None if card is None else card_class_names(card),
+        trained_with=trained_with,
+    )
+
+
+def _trained_with(weights: str) -> dict[str, Any]:
+    """The constructor arguments a zoo folder's training run used (its ``metrics.json``
+    records them as ``model_args``); empty for anything else."""
+    metrics = Path(os.path.expanduser(weights)) / METRICS_FILE
+    if not metrics.is_file():
+        return {}
+    with open(metrics) as f:
+        return dict(json.load(f).get("model_args") or {})

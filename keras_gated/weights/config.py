@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 WEIGHTS_FILE = "model.weights.h5"
+METRICS_FILE = "metrics.json"  # a zoo folder's record of its run (``model_args`` included)
 HUB_ORG = "keras-gated"
 
 _WEIGHT_ID = re.compile(r"^[a-z0-9_]+\.[a-z0-9_]+$")

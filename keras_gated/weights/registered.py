@@ -6,6 +6,11 @@ keys are weight ids and whose values are ``PretrainedCfg.to_dict()``. The family
 registers the file when it registers its models; the file is parsed on first use.
 ``python -m training.release`` writes these files with ``write_cfg``; nothing executes
 them.
+
+The model registry (``keras_gated.registry.models``) also tells this module the family
+of every architecture it registers (``register_architecture``), so that a planned
+weight's message names its family's released weights and a load recognises weights saved
+from another registered architecture, without this package looking up the model registry.
 """
 
 from __future__ import annotations
@@ -18,12 +23,13 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-from keras_gated.pretrained.config import PretrainedCfg
+from keras_gated.weights.config import PretrainedCfg
 
 _FILES: list[Path] = []
 _CFGS: dict[str, PretrainedCfg] = {}
 _PARSED: set[Path] = set()
 _SOURCES: dict[str, Path] = {}  # weight id -> the data file it was read from
+_FAMILIES: dict[str, str] = {}  # registered architecture -> its family
 
 
 def register_cfg_file(path: str | os.PathLike) -> None:
@@ -145,3 +151,31 @@ def cfg_source_file(weight_id: str) -> Path | None:
 def tags_for(arch: str) -> list[str]:
     """The data tags of the released weights of an architecture (``["cifar10"]``)."""
     return sorted(c.tag for c in _registry().values() if c.arch == arch and c.released)
+
+
+def register_architecture(arch: str, family: str) -> None:
+    """Record that ``arch`` is a registered architecture of ``family`` (the model
+    registry calls this for each entry it adds)."""
+    _FAMILIES[arch] = family
+
+
+def unregister_architecture(arch: str) -> None:
+    """Forget a registered architecture (its model entry was removed)."""
+    _FAMILIES.pop(arch, None)
+
+
+def is_architecture(name: str) -> bool:
+    """Whether ``name`` is a registered architecture (a model name)."""
+    return name in _FAMILIES
+
+
+def family_of(arch: str) -> str:
+    """The family of a registered architecture (``gresnet20`` -> ``gresnet``); a
+    ValueError for a name that is not registered."""
+    try:
+        return _FAMILIES[arch]
+    except KeyError:
+        raise ValueError(
+            f"Unknown model name {arch!r}: `keras_gated.list_models()` (or "
+            "`keras-gated list`) shows every registered name."
+        ) from None

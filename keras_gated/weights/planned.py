@@ -8,7 +8,9 @@ random or borrowed weight file stands in.
 
 from __future__ import annotations
 
-from keras_gated.pretrained.config import PlannedWeightsError, PretrainedCfg
+from keras_gated.recipes import get_recipe
+from keras_gated.weights.config import PlannedWeightsError, PretrainedCfg
+from keras_gated.weights.registered import family_of, list_pretrained
 
 
 def training_command(cfg: PretrainedCfg) -> str:
@@ -26,26 +28,19 @@ def training_command(cfg: PretrainedCfg) -> str:
 
 def compute_estimate(cfg: PretrainedCfg):
     """The ``keras_gated.flops.ComputeEstimate`` of training a planned config's weights."""
+    # keras_gated.flops imports Keras: only the full message needs it, not the summary
+    # that the command line prints without a backend.
     from keras_gated.flops import ComputeEstimate
 
     return ComputeEstimate(cfg.plan.forward_macs, cfg.plan.train_images, cfg.plan.epochs)
 
 
-def _family(arch: str) -> str:
-    """The registered family of ``arch`` (``gresnet``)."""
-    from keras_gated.registry.models import get_model_entry
-
-    return get_model_entry(arch).family
-
-
 def released_relatives(cfg: PretrainedCfg) -> str:
     """One sentence naming the released weight ids of the family of ``cfg``'s model; where
     the family has none, those released for the same data set."""
-    from keras_gated.registry.weights import list_pretrained
-
-    family = _family(cfg.arch)
+    family = family_of(cfg.arch)
     released = list_pretrained()
-    same_family = [w for w in released if _family(w.split(".", 1)[0]) == family]
+    same_family = [w for w in released if family_of(w.split(".", 1)[0]) == family]
     if same_family:
         return f"Released weights of its family ({family}): {', '.join(same_family)}."
     same_data = [w for w in released if w.split(".", 1)[1] == cfg.tag]
@@ -71,8 +66,6 @@ def planned_error(cfg: PretrainedCfg) -> PlannedWeightsError:
 def planned_message(cfg: PretrainedCfg) -> str:
     """What ``PlannedWeightsError`` says: the command, recipe, expected number, compute,
     and the released weights of the same family."""
-    from keras_gated.recipes import get_recipe
-
     plan = cfg.plan
     recipe = get_recipe(plan.recipe).with_epochs(plan.epochs)
     lines = [

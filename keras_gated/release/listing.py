@@ -11,8 +11,8 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 
-from keras_gated.pretrained.config import PretrainedCfg
-from keras_gated.pretrained.planned import compute_estimate
+from keras_gated.weights.config import PretrainedCfg
+from keras_gated.weights.planned import compute_estimate
 
 BEGIN = "<!-- zoo (written by `python -m training.release --register`; do not edit) -->"
 END = "<!-- zoo end -->"
@@ -62,6 +62,8 @@ def released_table(cfgs: Iterable[PretrainedCfg]) -> str:
 
 def planned_table(cfgs: Iterable[PretrainedCfg]) -> str:
     """One row per planned config: the paper's number and the estimated compute."""
+    # keras_gated.flops imports Keras: only this table needs it, not the released one
+    # that `keras-gated list --markdown` also prints.
     from keras_gated.flops import ASSUMED_GPU
 
     rows = [

@@ -16,13 +16,13 @@ A *zoo folder* ``zoo/<weight id>/`` holds exactly the files that go to the Hub r
 A release whose weights exceed ``MAX_SHARD_BYTES`` (45 MB) keeps them as Keras sharded
 weights instead of ``model.weights.h5``: the index ``model.weights.json`` and the shards
 ``model_00000.weights.h5``, ... of at most 45 MB each, every one pinned by its own sha256
-(``keras_gated.pretrained.shards``). Keras's ``load_model`` reads only one-file folders, so
+(``keras_gated.weights.shards``). Keras's ``load_model`` reads only one-file folders, so
 such a folder is loaded with ``load_folder_model`` or ``weights=`` (and has no keras-hub
 preset: ``python -m keras_gated.keras_hub WEIGHT_ID OUT_DIR`` writes one).
 
 ``python -m training.release RUN --register`` writes the folder with ``save_zoo_folder``,
 reads its config back with ``pretrained_cfg_from_folder`` and stores it in the family's
-data file (``keras_gated.registry.weights.write_cfg``); ``keras_gated.pretrained.hub.
+data file (``keras_gated.weights.registered.write_cfg``); ``keras_gated.release.hub.
 publish`` uploads it.
 """
 
@@ -39,24 +39,27 @@ from typing import Any
 
 import keras
 
-from keras_gated.pretrained.config import (
+from keras_gated.class_names import CLASS_NAMES
+from keras_gated.files import check_not_linked
+from keras_gated.flops import count_macs
+from keras_gated.release.citations import bibtex
+from keras_gated.weights.config import (
     HUB_ORG,
     LISTING_METRICS,
+    METRICS_FILE,
     WEIGHTS_FILE,
     PretrainedCfg,
     is_weight_id,
 )
-from keras_gated.pretrained.shards import (
+from keras_gated.weights.shards import (
     MAX_SHARD_BYTES,
     SHARD_INDEX,
     save_sharded,
     shard_names,
 )
-from keras_gated.files import check_not_linked
-from keras_gated.pretrained.sources import CARD_FILE, sha256_of
+from keras_gated.weights.sources import CARD_FILE, read_saved_config, sha256_of
 
 KERAS_FILES = ("config.json", "metadata.json", WEIGHTS_FILE)
-METRICS_FILE = "metrics.json"
 LOG_STEM = "training_log"
 LOG_SUFFIXES = (".csv", ".txt")
 REQUIRED_FILES = (*KERAS_FILES, CARD_FILE, METRICS_FILE)
@@ -146,11 +149,11 @@ def model_card(
     check_command: str | None = None,
 ) -> str:
     """The README.md model card of a zoo folder (front matter + markdown body); ``sharded``:
-    its weights are a shard index and shards (``keras_gated.pretrained.shards``).
+    its weights are a shard index and shards (``keras_gated.weights.shards``).
 
     ``params`` and ``macs`` (multiply-accumulates of one forward pass) become the card's
     "Model size" section; the "Citation" section holds the BibTeX of the papers behind
-    the architecture (``keras_gated.pretrained.citations``).
+    the architecture (``keras_gated.release.citations``).
 
     ``metrics`` entries ``epochs``, ``backend``, ``strategy``, ``hardware``,
     ``wall_time_s`` and ``keras_version`` (written by ``training.train``) become the
@@ -166,7 +169,7 @@ def model_card(
     accuracy again, default ``keras-gated evaluate <arch> --weights <tag> --dataset <tag>``
     of a registered release (a folder that is not one names itself and its data).
     """
-    from huggingface_hub import EvalResult, ModelCardData
+    from huggingface_hub import EvalResult, ModelCardData  # on first use: it reads HF_* at import
 
     arch, _, tag = weight_id.partition(".")
     dataset_name = DATASET_NAMES.get(tag, tag)
@@ -210,7 +213,7 @@ model = kg.create_model("{weight_id}")      # the released shards, each sha256-c
 backbone = kg.create_model("{arch}", weights="{tag}", include_top=False, pooling="avg")
 
 # A downloaded copy of this repo (e.g. `keras-gated pull {weight_id}`) loads by its path:
-model = kg.pretrained.load_folder_model(folder)"""
+model = kg.release.load_folder_model(folder)"""
     elif usage is None:
         usage = f"""import keras_gated as kg
 
@@ -296,8 +299,6 @@ def size_section(params: int | None, macs: int | None) -> str:
 
 def citation_section(arch: str) -> str:
     """The card's "Citation" section: BibTeX of the papers behind ``arch``."""
-    from keras_gated.pretrained.citations import bibtex
-
     entries = bibtex(arch)
     return f"## {CITATION_HEADING}\n\n```bibtex\n{entries}\n```\n\n" if entries else ""
 
@@ -320,13 +321,11 @@ def set_card_section(card_text: str, heading: str, section: str, before: str) ->
 def refresh_card_facts(folder: str | os.PathLike) -> None:
     """Write the "Model size" (counted from the folder's model) and "Citation" sections
     into a zoo folder's card; the weights and their sha256 pin are untouched."""
-    from keras_gated.flops import count_macs
-
     folder = Path(folder)
     card_path = folder / CARD_FILE
     if not card_path.is_file():
         raise ValueError(f"{folder} has no model card ({CARD_FILE}): not a zoo folder.")
-    from huggingface_hub import ModelCard
+    from huggingface_hub import ModelCard  # on first use: it reads HF_* at import
 
     info = ModelCard.load(card_path).data.to_dict().get(CARD_KEY) or {}
     arch = str(info.get("weight_id", folder.name)).partition(".")[0]
@@ -422,9 +421,6 @@ def save_zoo_folder(
     Returns:
         The folder.
     """
-    from keras_gated.class_names import CLASS_NAMES
-    from keras_gated.flops import count_macs
-
     if not is_weight_id(weight_id):
         raise ValueError(f"`weight_id` must be `name.tag` in lower case, got {weight_id!r}.")
     _check_metrics(metrics)
@@ -536,7 +532,7 @@ def set_caveat(folder: str | os.PathLike, caveat: str) -> None:
     """Record ``caveat`` in a zoo folder's card (front matter, read into
     ``PretrainedCfg.caveat``: a warning whenever the weights are loaded); ``""`` removes
     it. Re-register the folder afterwards; the weights and their sha256 pin are untouched."""
-    from huggingface_hub import ModelCard
+    from huggingface_hub import ModelCard  # on first use: it reads HF_* at import
 
     card_path = Path(folder) / CARD_FILE
     card = ModelCard.load(card_path)
@@ -570,7 +566,7 @@ def check_zoo_folder(folder: str | os.PathLike) -> list[str]:
     files exist, every other file is one of ``OPTIONAL_FILES`` (the training log, the
     keras-hub preset ``keras_hub/`` written by ``training.release`` for convolutional
     nets), metrics.json follows the schema. Publishing uploads exactly this list (the preset
-    to a repo of its own: ``keras_gated.pretrained.hub``)."""
+    to a repo of its own: ``keras_gated.release.hub``)."""
     folder = Path(folder)
     if folder.is_symlink() or not folder.is_dir():
         raise ValueError(f"{folder} is not a folder (a symbolic link is not published): "
@@ -590,7 +586,7 @@ def check_zoo_folder(folder: str | os.PathLike) -> list[str]:
     if missing or unexpected:
         raise ValueError(
             f"{folder} is not a zoo folder: missing {missing or 'nothing'}, unexpected "
-            f"{unexpected or 'nothing'}. Write it with keras_gated.pretrained.save_zoo_folder."
+            f"{unexpected or 'nothing'}. Write it with keras_gated.release.save_zoo_folder."
         )
     _check_metrics(json.loads((folder / METRICS_FILE).read_text()))
     return files
@@ -644,9 +640,7 @@ def pretrained_cfg_from_folder(
 ) -> PretrainedCfg:
     """The ``PretrainedCfg`` of a zoo folder written by ``save_zoo_folder`` (sha256 of
     its weight file included); ``revision`` is the published commit id."""
-    from huggingface_hub import ModelCard
-
-    from keras_gated.pretrained.sources import read_saved_config
+    from huggingface_hub import ModelCard  # on first use: it reads HF_* at import
 
     folder = Path(folder)
     check_zoo_folder(folder)

@@ -1,7 +1,7 @@
-"""Hub transfers: publish a zoo folder, pull released weights into the cache.
+"""Publishing a zoo folder to the Hugging Face Hub (``keras-gated publish``).
 
-Downloads for ``weights=`` go through ``keras_gated.pretrained.sources``; this module
-holds the rest of the project's use of the Hub client.
+Downloads for ``weights=`` go through ``keras_gated.weights.sources`` and pulling into
+the cache is ``keras_gated.weights.hub``; this module is the release side of the Hub.
 
 A release with a keras-hub preset (``keras_hub/`` in its zoo folder) is published as two
 repos, because keras-hub reads a preset from the root of a repo (``hf://org/name`` has no
@@ -24,24 +24,14 @@ from pathlib import Path
 
 from keras_gated.errors import without_credentials
 from keras_gated.files import is_linked
-from keras_gated.pretrained.config import HUB_ORG
-from keras_gated.registry.weights import get_pretrained_cfg
-from keras_gated.pretrained.sources import (
-    HF_PREFIX,
-    ChecksumError,
-    check_files,
-    local_copy,
-    network_errors,
-    parse_hf_ref,
-    unreachable_message,
-)
-from keras_gated.pretrained.zoo_folder import KERAS_HUB_PRESET, RELEASE_FILES, check_zoo_folder
+from keras_gated.release.zoo_folder import KERAS_HUB_PRESET, RELEASE_FILES, check_zoo_folder
+from keras_gated.version import __version__
+from keras_gated.weights.config import HUB_ORG
+from keras_gated.weights.sources import HF_PREFIX, parse_hf_ref
 
 
 def _api(token: str | None = None):
-    from huggingface_hub import HfApi
-
-    from keras_gated.version import __version__
+    from huggingface_hub import HfApi  # imported on first use: it reads HF_* at import
 
     return HfApi(library_name="keras-gated", library_version=__version__, token=token)
 
@@ -66,7 +56,7 @@ def published_name(name: str) -> bool:
 def other_files(api, repo_id: str) -> list[str]:
     """The files of ``repo_id``'s main revision that no keras-gated publication writes
     ([] when the repo does not exist yet)."""
-    from huggingface_hub.errors import RepositoryNotFoundError
+    from huggingface_hub.errors import RepositoryNotFoundError  # on first use: see _api
 
     try:
         files = api.list_repo_files(repo_id)
@@ -178,7 +168,7 @@ def publish(
             "published: replace each by a copy of its own (or remove it) and publish again.")
     repo_id = repo_id or f"{HUB_ORG}/{folder.name}"
     parse_hf_ref(repo_id)
-    from huggingface_hub.errors import HfHubHTTPError
+    from huggingface_hub.errors import HfHubHTTPError  # on first use: see _api
 
     release, preset = repo_layouts(folder, files)
     message = commit_message or f"Publish {folder.name} with keras-gated"
@@ -200,26 +190,13 @@ def publish(
     return commit
 
 
-
-class HubDownloadError(OSError):
-    """A Hub download failed (missing repo or revision, network): exit 1.
-
-    ``local`` is ``(label, weight file)`` of a checked local copy (``zoo/`` or the
-    wheel's bundled one) that serves the weights without the download, else None.
-    """
-
-    def __init__(self, message: str, local: tuple[str, Path] | None = None) -> None:
-        super().__init__(message)
-        self.local = local
-
-
 class HubAuthError(PermissionError):
     """The Hub refused the token (or its absence): an environment fault, exit 1."""
 
 
 def _refused_token(repo_id: str, status: int, token: str | None) -> str:
     """One sentence for a 401/403 on publishing: which token was sent, what to do."""
-    from huggingface_hub import constants
+    from huggingface_hub import constants  # on first use: see _api
 
     if token:
         source = "the token passed to publish()"
@@ -238,47 +215,3 @@ def _refused_token(repo_id: str, status: int, token: str | None) -> str:
         f"{source}: set HF_TOKEN to a token with write access to "
         f"{repo_id.split('/')[0]!r} (or run `hf auth login`) and publish again."
     )
-
-
-def pull(name: str, *, token: str | None = None) -> Path:
-    """Download a released weight id (at its pinned revision, sha256 checked) or an
-    ``hf://org/name[@revision]`` repo into the Hugging Face cache; return the folder.
-
-    Afterwards ``weights=<tag>`` and ``keras.saving.load_model`` work offline
-    (``HF_HUB_OFFLINE=1``) with the same ``HF_HOME``.
-    """
-    from huggingface_hub import snapshot_download
-    from huggingface_hub.errors import HfHubHTTPError
-
-    if name.startswith(HF_PREFIX):
-        ref = parse_hf_ref(name)
-        try:
-            return Path(snapshot_download(ref.repo_id, revision=ref.revision, token=token))
-        except HfHubHTTPError as error:  # its message spans lines: one sentence instead
-            raise HubDownloadError(without_credentials(
-                f"Cannot download {ref} from the Hub ({type(error).__name__}, "
-                f"{str(error).strip().splitlines()[0].rstrip('.')}): check the repo id and "
-                "revision, and that HF_TOKEN can read it if it is private."
-            )) from None
-    cfg = get_pretrained_cfg(name)
-    if not cfg.released:
-        from keras_gated.pretrained.planned import planned_error
-
-        raise planned_error(cfg)
-    try:
-        folder = Path(snapshot_download(cfg.hf_hub_id, revision=cfg.revision, token=token))
-    except network_errors() as error:  # offline: name the local copy that serves it
-        found = local_copy(cfg)
-        raise HubDownloadError(unreachable_message(cfg, error, found), local=found) from None
-    missing = [name for name in cfg.files if not (folder / name).is_file()]
-    if missing:
-        raise ValueError(
-            f"{cfg.hf_hub_id}@{cfg.revision or 'main'} has no {', '.join(missing)}; check "
-            f"the registered config of {cfg.weight_id}."
-        )
-    try:
-        check_files([folder / name for name in cfg.files], cfg, "downloaded", evict=True)
-    except ChecksumError:  # bad cached copies, now every one evicted: download them again
-        folder = Path(snapshot_download(cfg.hf_hub_id, revision=cfg.revision, token=token))
-        check_files([folder / name for name in cfg.files], cfg, "downloaded", evict=True)
-    return folder

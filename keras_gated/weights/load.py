@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import inspect
 import logging
-import os
 import re
 import warnings
 from collections.abc import Callable, Iterator
@@ -37,9 +36,10 @@ from typing import Any
 import h5py
 import keras
 
-from keras_gated.pretrained.resolve import ResolvedWeights, resolve_weights
-from keras_gated.pretrained.shards import weight_files
-from keras_gated.pretrained.sources import CONFIG_FILE
+from keras_gated.weights.registered import find_pretrained_cfg, is_architecture
+from keras_gated.weights.resolve import ResolvedWeights
+from keras_gated.weights.shards import weight_files
+from keras_gated.weights.sources import CONFIG_FILE
 
 HEAD = "predictions"
 
@@ -77,7 +77,7 @@ def _open_h5(path: str | Path) -> h5py.File:
 
 def _h5_files(path: str | Path) -> Iterator[h5py.File]:
     """Each HDF5 file of a weight file, open in turn: the file itself, or the shards of a
-    shard index (``keras_gated.pretrained.shards``); a shard that is missing or an index
+    shard index (``keras_gated.weights.shards``); a shard that is missing or an index
     that is not one is a ``WeightsFileError``."""
     try:
         files = weight_files(path)
@@ -405,10 +405,8 @@ def check_identity(model: keras.Model, saved_config: dict, *, origin: str, arch:
     model's name is another registered model than ``arch`` / ``model.name``, or none of
     the model's own layers with weights (beyond the preprocessing, stem and head every
     classifier has) appears in the saved configuration."""
-    from keras_gated.registry.models import is_model
-
     saved_name = saved_config.get("name")
-    if saved_name and saved_name not in (arch, model.name) and is_model(str(saved_name)):
+    if saved_name and saved_name not in (arch, model.name) and is_architecture(str(saved_name)):
         other = True
     else:
         own = {layer.name for layer in model.layers
@@ -435,8 +433,6 @@ def check_identity(model: keras.Model, saved_config: dict, *, origin: str, arch:
 def _registered_for(origin: str, arch: str) -> bool:
     """Whether ``origin`` names a registered weight id of ``arch`` (whose file was checked
     against its sha256 before it is read)."""
-    from keras_gated.registry.weights import find_pretrained_cfg
-
     weight_id = origin[len("weights "):] if origin.startswith("weights ") else origin
     name, _, tag = weight_id.partition(".")
     return name == arch and bool(tag) and find_pretrained_cfg(arch, tag) is not None
@@ -526,7 +522,7 @@ def load_resolved(
     custom_input: bool = False,
     call: Any = None,
 ) -> None:
-    """Load resolved weights (``keras_gated.pretrained.resolve``) into ``model``.
+    """Load resolved weights (``keras_gated.weights.resolve``) into ``model``.
 
     The configuration saved with the weights (``config.json``) must define the same
     function as ``model`` (``check_configuration``; ``call``, the constructor call being
@@ -558,22 +554,3 @@ def load_resolved(
         build_reference=build_reference,
         custom_input=custom_input,
     )
-
-
-def load_pretrained(
-    model: keras.Model,
-    *,
-    arch: str,
-    weights: str | os.PathLike | ResolvedWeights,
-    include_top: bool,
-    classes: int,
-    build_reference: Callable[[int | None], keras.Model],
-    custom_input: bool = False,
-    call: Any = None,
-) -> tuple[str, ...] | None:
-    """Resolve ``weights`` (unless resolved already), load them into ``model``
-    (``load_resolved``) and return their class names (None when unknown)."""
-    resolved = weights if isinstance(weights, ResolvedWeights) else resolve_weights(arch, weights)
-    load_resolved(model, resolved, arch=arch, include_top=include_top, classes=classes,
-                  build_reference=build_reference, custom_input=custom_input, call=call)
-    return resolved.class_names
