@@ -222,16 +222,90 @@ def build_finetune_model(name: str, weights: str, classes: int, freeze_backbone:
     return keras.Model(backbone.input, outputs, name=backbone.name), backbone
 
 
-def run(args: argparse.Namespace) -> int:
+def finetune_record(args: argparse.Namespace, command: str, recipe, batch_size: int,
+                    built) -> dict:
+    """What ``metrics.json`` says of how a fine-tuned net was made, beside its accuracy."""
+    from keras_gated.fast_path import describe
+
+    model, train_info = built.model, built.train_info
+    return {
+        "command": command,
+        "model": args.model,
+        "base_weights": args.weights,
+        "epochs": recipe.epochs,
+        "batch_size": batch_size,
+        "recipe": recipe.describe(),
+        "freeze_backbone": args.freeze_backbone,
+        "train_examples": train_info.num_examples,
+        "validation_split": args.validation_split,
+        "val_split": built.val_info.note,
+        "val_num_examples": built.val_info.num_examples,
+        "fast_path": describe(model),
+        # evaluate adapts the data as training did (a crop included) only when told so
+        **({"input_adaptation": adaptation_note(train_info.image_shape,
+                                                tuple(model.inputs[0].shape[1:]))}
+           if built.adapted else {}),
+    }
+
+
+def write_zoo_folder(args: argparse.Namespace, model, zoo: Path, weight_id: str,
+                     metrics: dict, recipe, built, test_info, given: list, out: Path) -> Path:
+    """The fine-tuned net's zoo folder (weights, card, records), written whole: a
+    failure removes what was begun, and the rerun writes it again."""
     import shutil
 
+    from keras_gated.files import portable_text
+    from keras_gated.release.zoo_folder import save_zoo_folder
+
+    train_info = built.train_info
+    input_shape = tuple(model.inputs[0].shape[1:])
+    note = (f"{test_info.note}; trained from scratch (baseline)" if from_scratch(args.weights)
+            else f"{test_info.note}; fine-tuned from {args.model} weights {args.weights!r}")
+    try:
+        return save_zoo_folder(
+            model, zoo, weight_id=weight_id, metrics=metrics,
+            recipe=recipe.describe(), command=metrics["command"],
+            dataset_note=portable_text(
+                paths=given, text=f"{note}; validation (val_*, best.keras): {built.val_info.note}"),
+            training_log=out / "log.csv", class_names=list(train_info.class_names),
+            overwrite=True, usage=card_usage(args.model, zoo, input_shape,
+                                             train_info.num_classes, built.adapted),
+            input_adaptation=(adaptation_note(train_info.image_shape, input_shape)
+                              if built.adapted else None),
+            check_command=check_command(args.model, zoo, args.dataset),
+            max_shard_bytes=None,  # one file: its card loads it with keras.saving.load_model
+        )
+    except BaseException:  # no half-written zoo folder; the rerun writes it again
+        shutil.rmtree(zoo, ignore_errors=True)
+        raise
+
+
+def evaluation_pipelines(args: argparse.Namespace, built, engine: str) -> tuple:
+    """``(val, test, test_info)``: the held-out and test batches of a fine-tuning run, the
+    test images adapted to the backbone's input as the training images were."""
+    from training.data import adapt_source, load_split, make_pipeline
+
+    recipe, model = built.recipe, built.model
+    test_ds, test_info = load_split(args.dataset, "test", engine)
+    if built.adapted:
+        input_shape = tuple(model.inputs[0].shape[1:])
+        print(f"[finetune] adapting {built.train_info.image_shape} images to the backbone's "
+              f"{input_shape}")
+        test_ds = adapt_source(test_ds, input_shape)
+    test = make_pipeline(test_ds, recipe, training=False, batch_size=recipe.batch_size)
+    val = make_pipeline(built.val_ds, recipe, training=False, batch_size=recipe.batch_size)
+    print(f"[finetune] val_* metrics and best.keras: {built.val_info.note}; the test split "
+          "is evaluated once, at the end")
+    return val, test, test_info
+
+
+def run(args: argparse.Namespace) -> int:
     import keras
 
-    from keras_gated.fast_path import describe, describe_text
-    from keras_gated.files import portable_record, portable_text
-    from keras_gated.release.zoo_folder import save_zoo_folder
+    from keras_gated.fast_path import describe_text
+    from keras_gated.files import portable_record
     from training.build import RunSettings, build_run, run_recipe
-    from training.data import adapt_source, engine_for, load_split, make_pipeline
+    from training.data import engine_for, load_split
     from training.loop import evaluate_metrics, fit_resumable, write_metrics
     from training.run_dir import (
         START_AGAIN,
@@ -280,15 +354,7 @@ def run(args: argparse.Namespace) -> int:
             "include_top": False, "pooling": "avg", "head_classes": train_info.num_classes},
             "data_engine": engine_for(run_config.data_engine), "backend": backend},
             "[finetune]")
-        test_ds, test_info = load_split(args.dataset, "test", run_config.data_engine)
-        if built.adapted:
-            input_shape = tuple(model.inputs[0].shape[1:])
-            print(f"[finetune] adapting {train_info.image_shape} images to the backbone's {input_shape}")
-            test_ds = adapt_source(test_ds, input_shape)
-        test = make_pipeline(test_ds, recipe, training=False, batch_size=batch_size)
-        val = make_pipeline(built.val_ds, recipe, training=False, batch_size=batch_size)
-        print(f"[finetune] val_* metrics and best.keras: {built.val_info.note}; the test split "
-              "is evaluated once, at the end")
+        val, test, test_info = evaluation_pipelines(args, built, run_config.data_engine)
         trainable = sum(int(math.prod(v.shape)) for v in model.trainable_weights)
         print(f"[finetune] {args.model} ({args.weights}) on {args.dataset}: {train_info.num_classes} "
               f"classes, {trainable:,} trainable parameters"
@@ -300,46 +366,12 @@ def run(args: argparse.Namespace) -> int:
             return 1  # no zoo folder from a run that went NaN
         command = reproduce_command(args, backend, epochs=recipe.epochs, batch_size=batch_size,
                                     out=out)
-        metrics = evaluate_metrics(model, test, test_info, out, {
-            "command": command,
-            "model": args.model,
-            "base_weights": args.weights,
-            "epochs": recipe.epochs,
-            "batch_size": batch_size,
-            "recipe": recipe.describe(),
-            "freeze_backbone": args.freeze_backbone,
-            "train_examples": train_info.num_examples,
-            "validation_split": args.validation_split,
-            "val_split": built.val_info.note,
-            "val_num_examples": built.val_info.num_examples,
-            "fast_path": describe(model),
-            # evaluate adapts the data as training did (a crop included) only when told so
-            **({"input_adaptation": adaptation_note(train_info.image_shape,
-                                                    tuple(model.inputs[0].shape[1:]))}
-               if built.adapted else {}),
-        })
+        metrics = evaluate_metrics(model, test, test_info, out,
+                                   finetune_record(args, command, recipe, batch_size, built))
         given = [p for p in (args.dataset, args.weights, out) if Path(p).expanduser().exists()]
         metrics = portable_record(metrics, given)  # no local folder in what is published
-        try:
-            folder = save_zoo_folder(
-                model, zoo, weight_id=weight_id, metrics=metrics,
-                recipe=recipe.describe(), command=metrics["command"],
-                dataset_note=portable_text(paths=given, text=
-                    (f"{test_info.note}; trained from scratch (baseline)"
-                     if from_scratch(args.weights) else
-                     f"{test_info.note}; fine-tuned from {args.model} weights {args.weights!r}")
-                    + f"; validation (val_*, best.keras): {built.val_info.note}"),
-                training_log=out / "log.csv", class_names=list(train_info.class_names),
-                overwrite=True, usage=card_usage(args.model, zoo, tuple(model.inputs[0].shape[1:]),
-                                                 train_info.num_classes, built.adapted),
-                input_adaptation=(adaptation_note(train_info.image_shape, tuple(model.inputs[0].shape[1:]))
-                                  if built.adapted else None),
-                check_command=check_command(args.model, zoo, args.dataset),
-                max_shard_bytes=None,  # one file: its card loads it with keras.saving.load_model
-            )
-        except BaseException:  # no half-written zoo folder; the rerun writes it again
-            shutil.rmtree(zoo, ignore_errors=True)
-            raise
+        folder = write_zoo_folder(args, model, zoo, weight_id, metrics, recipe, built,
+                                  test_info, given, out)
         # Last: metrics.json marks the run finished, so a finished run has its zoo folder.
         write_metrics(out, metrics)
     print(f"[finetune] test accuracy {metrics['test_accuracy']:.4f} ({test_info.num_examples} "

@@ -424,6 +424,44 @@ def remeasure(folder: Path, command: str) -> dict:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.is_released:
+        released = {cfg.weight_id for cfg in registered_cfgs() if cfg.released}
+        return 0 if args.is_released in released else 1
+    if args.run is None:
+        parser.error("give a run folder (or --is-released WEIGHT_ID)")
+    if args.remeasure and not args.amend:
+        parser.error("--remeasure needs --amend")
+    if args.amend:
+        return amend(args)
+    if args.twin and not args.register:
+        parser.error("--twin needs --register (the comparison reads the registered metrics)")
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    from keras_gated.errors import (
+        run_command,  # one sentence and an exit code on failure
+    )
+
+    from training.release_bundle import is_bundle
+
+    if is_bundle(args.run):
+        if args.twin:
+            parser.error("--twin compares run folders; a lease bundle is released alone")
+        if not args.register and args.out is None:
+            parser.error("a lease bundle is released into zoo/ with --register, or into --out DIR")
+        return run_command("training.release", lambda: release_lease_bundle(args),
+                           debug=args.debug)
+
+    def release_run() -> int:
+        release(args.run, args.notes, register_in=CFGS_DIR if args.register else None,
+                readme=README if args.register else None, twins=args.twin, caveat=args.caveat,
+                out=None if args.register else args.out)
+        return 0
+
+    return run_command("training.release", release_run, debug=args.debug)
+
+
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m training.release", description=__doc__.split("\n")[0])
     parser.add_argument("run", type=Path, nargs="?",
                         help="a finished run folder, named by weight id, or a lease bundle "
@@ -453,66 +491,44 @@ def main(argv: Sequence[str] | None = None) -> int:
                         "and record that test accuracy (for weights trained before a change "
                         "of the architecture)")
     parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
-    args = parser.parse_args(argv)
-    if args.is_released:
-        released = {cfg.weight_id for cfg in registered_cfgs() if cfg.released}
-        return 0 if args.is_released in released else 1
-    if args.run is None:
-        parser.error("give a run folder (or --is-released WEIGHT_ID)")
-    if args.remeasure and not args.amend:
-        parser.error("--remeasure needs --amend")
-    if args.amend:
-        try:
-            if args.remeasure:
-                arch, tag = split_weight_id(args.run.name)
-                backend = os.environ.get("KERAS_BACKEND", "tensorflow")
-                metrics = remeasure(args.run, f"KERAS_BACKEND={backend} keras-gated evaluate "
-                                    f"{arch} --weights {tag} --dataset {tag}")
-                print(f"{args.run.name}: test accuracy now {metrics['test_accuracy']:.4f} "
-                      f"(was {metrics['test_accuracy_when_trained']:.4f} when trained)")
-            amend_caveat(args.run, args.caveat)
-        except ValueError as error:
-            print(f"training.release: error: {error}", file=sys.stderr)
-            return 2
-        print(f"{args.run.name}: caveat {'set' if args.caveat.strip() else 'cleared'}, registered again")
-        return 0
-    if args.twin and not args.register:
-        parser.error("--twin needs --register (the comparison reads the registered metrics)")
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-    from keras_gated.errors import (
-        run_command,  # one sentence and an exit code on failure
-    )
+    return parser
 
-    from training.release_bundle import is_bundle, release_bundle
 
-    if is_bundle(args.run):
-        if args.twin:
-            parser.error("--twin compares run folders; a lease bundle is released alone")
-        if not args.register and args.out is None:
-            parser.error("a lease bundle is released into zoo/ with --register, or into --out DIR")
+def amend(args: argparse.Namespace) -> int:
+    """``--amend``: set (or clear) a released folder's caveat, after ``--remeasure``
+    records its test accuracy on the current architecture; registered again."""
+    try:
+        if args.remeasure:
+            arch, tag = split_weight_id(args.run.name)
+            backend = os.environ.get("KERAS_BACKEND", "tensorflow")
+            metrics = remeasure(args.run, f"KERAS_BACKEND={backend} keras-gated evaluate "
+                                f"{arch} --weights {tag} --dataset {tag}")
+            print(f"{args.run.name}: test accuracy now {metrics['test_accuracy']:.4f} "
+                  f"(was {metrics['test_accuracy_when_trained']:.4f} when trained)")
+        amend_caveat(args.run, args.caveat)
+    except ValueError as error:
+        print(f"training.release: error: {error}", file=sys.stderr)
+        return 2
+    print(f"{args.run.name}: caveat {'set' if args.caveat.strip() else 'cleared'}, registered again")
+    return 0
 
-        def release_lease_bundle() -> int:
-            folder = release_bundle(args.run, notes=args.notes, caveat=args.caveat,
-                                    zoo=ROOT / "zoo", out=args.out, into_zoo=args.register,
-                                    record_caveat=record_caveat)
-            if args.register:
-                from keras_gated.release.zoo_folder import pretrained_cfg_from_folder
 
-                cfg = pretrained_cfg_from_folder(folder)
-                print(f"registered {cfg.weight_id} in {register(cfg, CFGS_DIR)}")
-                written = update_readme_tables(README, CFGS_DIR)
-                print(f"updated the zoo tables of {', '.join(map(str, written))}")
-            return 0
+def release_lease_bundle(args: argparse.Namespace) -> int:
+    """Release a lease bundle into ``--out``, or into zoo/ and the registry with
+    ``--register``."""
+    from training.release_bundle import release_bundle
 
-        return run_command("training.release", release_lease_bundle, debug=args.debug)
+    folder = release_bundle(args.run, notes=args.notes, caveat=args.caveat,
+                            zoo=ROOT / "zoo", out=args.out, into_zoo=args.register,
+                            record_caveat=record_caveat)
+    if args.register:
+        from keras_gated.release.zoo_folder import pretrained_cfg_from_folder
 
-    def release_run() -> int:
-        release(args.run, args.notes, register_in=CFGS_DIR if args.register else None,
-                readme=README if args.register else None, twins=args.twin, caveat=args.caveat,
-                out=None if args.register else args.out)
-        return 0
-
-    return run_command("training.release", release_run, debug=args.debug)
+        cfg = pretrained_cfg_from_folder(folder)
+        print(f"registered {cfg.weight_id} in {register(cfg, CFGS_DIR)}")
+        written = update_readme_tables(README, CFGS_DIR)
+        print(f"updated the zoo tables of {', '.join(map(str, written))}")
+    return 0
 
 
 if __name__ == "__main__":
