@@ -45,14 +45,14 @@ def backend() -> str:
 # training loop and its fast path, the lease's compiled JAX step, compression's training,
 # exports. Command lines, files, cards, the Hub protocol, packaging, docs and the paper
 # records do not depend on the backend and run once; so do sweeps of every registered
-# model through one builder (the layers they build are checked on both backends).
+# model through one builder (the layers they build are checked on both backends), and the
+# constructors' options, names and model methods (tests/models/test_application_api.py,
+# test_gated_model.py, test_postact_resnet.py: every family's forward pass and round trip
+# run on both, in tests/models/test_families.py).
 EVERY_BACKEND_PATHS = (
     "tests/layers/",
-    "tests/models/test_application_api.py",
     "tests/models/test_compressed.py",
     "tests/models/test_families.py",
-    "tests/models/test_gated_model.py",
-    "tests/models/test_postact_resnet.py",
     "tests/training/test_data.py",
     "tests/training/test_distribute.py",
     "tests/training/test_fast_path.py",

@@ -127,6 +127,68 @@ def _check_metrics(metrics: Mapping[str, Any]) -> None:
         raise ValueError(f"metrics['num_examples'] must be a positive integer, got {count!r}.")
 
 
+def _card_data(*, weight_id: str, metrics: Mapping[str, Any], recipe: str, license: str,
+               input_shape: Sequence[int | None], classes: int, class_names: Sequence[str],
+               preprocessing: str, input_adaptation: str | None,
+               extra: Mapping[str, Any] | None):
+    """The card's front matter: the Hub's fields (with the evaluation result) and ours."""
+    from huggingface_hub import EvalResult, ModelCardData  # on first use: it reads HF_* at import
+
+    arch, _, tag = weight_id.partition(".")
+    fields: dict[str, Any] = {
+        "library_name": "keras",
+        "license": license,
+        "tags": ["keras-gated", "image-classification", arch],
+        "datasets": [tag],
+        "pipeline_tag": "image-classification",
+        "model_name": weight_id,
+        "eval_results": [
+            EvalResult(
+                task_type="image-classification",
+                task_name="Image Classification",
+                dataset_type=tag,
+                dataset_name=DATASET_NAMES.get(tag, tag),
+                dataset_split=metrics["split"],
+                metric_type="accuracy",
+                metric_name=f"{metrics['split'].capitalize()} accuracy",
+                metric_value=float(metrics["test_accuracy"]),
+            )
+        ],
+        CARD_KEY: {
+            "weight_id": weight_id,
+            "recipe": recipe,
+            "input_shape": [int(s) if s is not None else None for s in input_shape],
+            "classes": int(classes),
+            "class_names": list(class_names),
+            "preprocessing": preprocessing,
+            **({"input_adaptation": input_adaptation} if input_adaptation else {}),
+        },
+    }
+    fields.update(extra or {})
+    return ModelCardData(**fields)
+
+
+def _registered_usage(weight_id: str, sharded: bool) -> str:
+    """The card's "Usage" lines for a registered release (sharded or one file)."""
+    arch, _, tag = weight_id.partition(".")
+    if sharded:
+        return f"""import keras_gated as kg
+
+model = kg.create_model("{weight_id}")      # the released shards, each sha256-checked
+backbone = kg.create_model("{arch}", weights="{tag}", include_top=False, pooling="avg")
+
+# A downloaded copy of this repo (e.g. `keras-gated pull {weight_id}`) loads by its path:
+model = kg.release.load_folder_model(folder)"""
+    return f"""import keras_gated as kg
+
+model = kg.create_model("{weight_id}")      # the released weights, sha256-checked
+backbone = kg.create_model("{arch}", weights="{tag}", include_top=False, pooling="avg")
+
+# Keras alone can load this repo too; `import keras_gated` registers the layers:
+import keras
+model = keras.saving.load_model("hf://{HUB_ORG}/{weight_id}")"""
+
+
 def model_card(
     *,
     weight_id: str,
@@ -169,60 +231,16 @@ def model_card(
     accuracy again, default ``keras-gated evaluate <arch> --weights <tag> --dataset <tag>``
     of a registered release (a folder that is not one names itself and its data).
     """
-    from huggingface_hub import EvalResult, ModelCardData  # on first use: it reads HF_* at import
-
     arch, _, tag = weight_id.partition(".")
     dataset_name = DATASET_NAMES.get(tag, tag)
     accuracy = float(metrics["test_accuracy"])
-    fields: dict[str, Any] = {
-        "library_name": "keras",
-        "license": license,
-        "tags": ["keras-gated", "image-classification", arch],
-        "datasets": [tag],
-        "pipeline_tag": "image-classification",
-        "model_name": weight_id,
-        "eval_results": [
-            EvalResult(
-                task_type="image-classification",
-                task_name="Image Classification",
-                dataset_type=tag,
-                dataset_name=dataset_name,
-                dataset_split=metrics["split"],
-                metric_type="accuracy",
-                metric_name=f"{metrics['split'].capitalize()} accuracy",
-                metric_value=accuracy,
-            )
-        ],
-        CARD_KEY: {
-            "weight_id": weight_id,
-            "recipe": recipe,
-            "input_shape": [int(s) if s is not None else None for s in input_shape],
-            "classes": int(classes),
-            "class_names": list(class_names),
-            "preprocessing": preprocessing,
-            **({"input_adaptation": input_adaptation} if input_adaptation else {}),
-        },
-    }
-    fields.update(extra or {})
-    data = ModelCardData(**fields)
+    data = _card_data(weight_id=weight_id, metrics=metrics, recipe=recipe, license=license,
+                      input_shape=input_shape, classes=classes, class_names=class_names,
+                      preprocessing=preprocessing, input_adaptation=input_adaptation,
+                      extra=extra)
     shape = "×".join(str(s) for s in input_shape)
-    if usage is None and sharded:
-        usage = f"""import keras_gated as kg
-
-model = kg.create_model("{weight_id}")      # the released shards, each sha256-checked
-backbone = kg.create_model("{arch}", weights="{tag}", include_top=False, pooling="avg")
-
-# A downloaded copy of this repo (e.g. `keras-gated pull {weight_id}`) loads by its path:
-model = kg.release.load_folder_model(folder)"""
-    elif usage is None:
-        usage = f"""import keras_gated as kg
-
-model = kg.create_model("{weight_id}")      # the released weights, sha256-checked
-backbone = kg.create_model("{arch}", weights="{tag}", include_top=False, pooling="avg")
-
-# Keras alone can load this repo too; `import keras_gated` registers the layers:
-import keras
-model = keras.saving.load_model("hf://{HUB_ORG}/{weight_id}")"""
+    if usage is None:
+        usage = _registered_usage(weight_id, sharded)
     weight_files = (
         f"`{SHARD_INDEX}` and its shards `model_00000.weights.h5`, ... (Keras sharded "
         f"weights, at most {MAX_SHARD_BYTES // 1_000_000} MB each; Keras's `load_model` reads "
