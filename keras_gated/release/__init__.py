@@ -12,7 +12,7 @@ weights (``keras_gated.weights``) never imports it. Names are loaded on first us
 
 from __future__ import annotations
 
-import importlib
+from keras_gated._lazy import lazy_names
 
 _WHERE = {
     "save_zoo_folder": "keras_gated.release.zoo_folder",
@@ -26,20 +26,6 @@ _WHERE = {
 _SUBMODULES = ("citations", "hub", "listing", "zoo_folder")
 
 
-def __getattr__(name: str):
-    """The public names and submodules, each imported on first use."""
-    if name in _SUBMODULES:
-        return importlib.import_module(f"{__name__}.{name}")
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module 'keras_gated.release' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_WHERE])
-
+__getattr__, __dir__ = lazy_names(__name__, _WHERE, _SUBMODULES, globals())
 
 __all__ = sorted(_WHERE)

@@ -26,7 +26,7 @@ starts no backend.
 
 from __future__ import annotations
 
-import importlib
+from keras_gated._lazy import lazy_names
 
 _WHERE = {
     "HUB_ORG": "keras_gated.weights.config",
@@ -59,20 +59,6 @@ _SUBMODULES = ("config", "hub", "load", "planned", "registered", "resolve", "sha
                "sources")
 
 
-def __getattr__(name: str):
-    """The public names and submodules, each imported on first use."""
-    if name in _SUBMODULES:
-        return importlib.import_module(f"{__name__}.{name}")
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module 'keras_gated.weights' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_WHERE])
-
+__getattr__, __dir__ = lazy_names(__name__, _WHERE, _SUBMODULES, globals())
 
 __all__ = sorted(_WHERE)
