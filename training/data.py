@@ -20,6 +20,7 @@ import numpy as np
 from keras_gated.recipes import Recipe
 from keras_gated.transforms import Transforms
 from training.numpy_engine import ArraySource, NumpyBatches
+from training.tf_augment import tf_engine_tensorflow as _tf
 from training.tf_epochs import SeededEpochs
 
 ENGINES = ("numpy", "tf")
@@ -56,10 +57,6 @@ def load_split(dataset: str, split: str, engine: str | None = None):
     return ArraySource(images, labels), info
 
 
-def _tf():
-    from keras_gated.tensorflow_cpu import import_tensorflow
-
-    return import_tensorflow("The tf.data engine (--data-engine tf)")
 
 
 def random_subset(ds, num_examples: int, n: int, seed: int):

@@ -8,15 +8,18 @@ from __future__ import annotations
 from keras_gated.recipes import Recipe
 
 
-def _tf():
+def tf_engine_tensorflow():
+    """TensorFlow, or one sentence saying the tf.data engine needs it (the engine's one
+    import of it: ``training.data`` and ``training.tf_epochs`` use this too)."""
     from keras_gated.tensorflow_cpu import import_tensorflow
 
     return import_tensorflow("The tf.data engine (--data-engine tf)")
 
 
+
 def _uniform(shape, low, high, dtype, seed):
     """``tf.random.uniform``, or its stateless twin drawn from ``seed`` (a pair)."""
-    tf = _tf()
+    tf = tf_engine_tensorflow()
     if seed is None:
         return tf.random.uniform(shape, low, high, dtype=dtype)
     return tf.random.stateless_uniform(shape, seed, low, high, dtype=dtype)
@@ -26,7 +29,7 @@ def _random_crop(images, height, width, pad: int, seed=None):
     """Each image of a padded batch ``(N, H + 2 pad, W + 2 pad, C)`` cropped back to
     ``(N, H, W, C)`` at its own random offset (uniform over the 2 pad + 1 positions per
     axis, as ``tf.image.random_crop``); ``seed``: a stateless seed pair, or None."""
-    tf = _tf()
+    tf = tf_engine_tensorflow()
     n = tf.shape(images)[0]
     seeds = [None, None] if seed is None else tf.random.experimental.stateless_split(seed, 2)
     top = _uniform([n], 0, 2 * pad + 1, tf.int32, seeds[0])
@@ -40,7 +43,7 @@ def _random_crop(images, height, width, pad: int, seed=None):
 def _random_flip(images, seed=None):
     """Each image of a batch mirrored left-right with probability 1/2; ``seed``: a
     stateless seed pair, or None."""
-    tf = _tf()
+    tf = tf_engine_tensorflow()
     flip = _uniform([tf.shape(images)[0]], 0.0, 1.0, tf.float32, seed) < 0.5
     return tf.where(flip[:, None, None, None], tf.reverse(images, axis=[2]), images)
 
@@ -55,7 +58,7 @@ def augment(images, recipe: Recipe, fill=0.0, seed=None):
     Highway Caffe nets) do. ``seed``: a stateless seed pair (the crops and flips are then
     a function of it), or None (TensorFlow's stateful random ops).
     """
-    tf = _tf()
+    tf = tf_engine_tensorflow()
     seeds = [None, None] if seed is None else tf.random.experimental.stateless_split(seed, 2)
     single = images.shape.rank == 3
     batch = images[None] if single else images

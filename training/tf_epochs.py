@@ -15,20 +15,17 @@ other in one dataset, with ``steps_per_epoch`` steps each.
 
 from __future__ import annotations
 
+import copy
 import random
 
 from keras_gated.recipes import Recipe
-from training.tf_augment import augment
+from training.tf_augment import augment, tf_engine_tensorflow as _tf
 
 # Epoch e of seed s shuffles with the seed s * EPOCH_STRIDE + e: distinct for every
 # (seed, epoch) pair of runs up to a million epochs long.
 EPOCH_STRIDE = 1_000_003
 
 
-def _tf():
-    from keras_gated.tensorflow_cpu import import_tensorflow
-
-    return import_tensorflow("The tf.data engine (--data-engine tf)")
 
 
 class SeededEpochs:
@@ -72,10 +69,9 @@ class SeededEpochs:
     def with_options(self, options) -> SeededEpochs:
         """The same batches with ``tf.data.Options`` applied to every dataset made (as
         ``tf.data.Dataset.with_options``)."""
-        copy = object.__new__(SeededEpochs)
-        copy.__dict__.update(self.__dict__)
-        copy.options = options
-        return copy
+        with_options = copy.copy(self)
+        with_options.options = options
+        return with_options
 
     def set_epoch(self, epoch: int) -> None:
         """The epoch that iterating this object gives."""
