@@ -2,14 +2,16 @@
 net, each trained with its own searched activation and learning rate
 (``seeds_queue.sh`` sections a and b), over their seeds.
 
-    python -m experiments.highway.seed_pair [--results DIR] [--json]
+    python -m experiments.highway.seed_pair [--results DIR] [--prefix reinit.] [--json]
 
 A family's runs are ``hwfig1s.<family>50.s<seed>.e10`` in ``results/`` (10 epochs on the
 whole training split, one thread). Per family: the test error (``1 − test_accuracy`` of
 ``metrics.json``, %) and the best training loss (the lowest ``loss`` of ``log.csv``, the
 quantity Fig. 1 plots), mean ± std over seeds; and each highway-minus-plain gap, with
 Welch's p and whether it is significant as ``experiments.tools.seeds`` says (3 seeds a side,
-two-sided p under 5 %).
+two-sided p under 5 %). With ``--prefix reinit.`` the highway side is its repeat from
+independent initial weights per layer (``reinit_queue.sh`` s); the plain side keeps its runs,
+whose layers always drew their own initial weights.
 """
 
 from __future__ import annotations
@@ -29,12 +31,13 @@ DEPTH = 50
 EPOCHS = 10
 
 
-def family_runs(results: Path, family: str, depth: int = DEPTH, epochs: int = EPOCHS) -> dict:
+def family_runs(results: Path, family: str, depth: int = DEPTH, epochs: int = EPOCHS,
+                prefix: str = "") -> dict:
     """Seed -> {"error": test error %, "loss": best training loss} of the family's
-    finished runs."""
-    pattern = re.compile(rf"^hwfig1s\.{family}{depth}\.s(\d+)\.e{epochs}$")
+    finished runs (named with ``prefix`` in front)."""
+    pattern = re.compile(rf"^{re.escape(prefix)}hwfig1s\.{family}{depth}\.s(\d+)\.e{epochs}$")
     runs = {}
-    for folder in sorted(results.glob(f"hwfig1s.{family}{depth}.s*.e{epochs}")):
+    for folder in sorted(results.glob(f"{prefix}hwfig1s.{family}{depth}.s*.e{epochs}")):
         match = pattern.match(folder.name)
         metrics = read_json(folder / "metrics.json") if match else None
         if metrics is None:
@@ -45,9 +48,12 @@ def family_runs(results: Path, family: str, depth: int = DEPTH, epochs: int = EP
     return runs
 
 
-def pair(results: Path = RESULTS) -> dict:
-    """Both families' runs, and the highway-minus-plain gap of each quantity."""
-    runs = {family: family_runs(results, family) for family in FAMILIES}
+def pair(results: Path = RESULTS, highway_prefix: str = "") -> dict:
+    """Both families' runs (the highway net's named with ``highway_prefix`` in front), and
+    the highway-minus-plain gap of each quantity."""
+    runs = {family: family_runs(results, family,
+                                prefix=highway_prefix if family == "highwayfc" else "")
+            for family in FAMILIES}
     values = {family: {key: [r[key] for r in found.values() if r[key] is not None]
                        for key in ("error", "loss")} for family, found in runs.items()}
     return {"runs": runs,
@@ -70,9 +76,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m experiments.highway.seed_pair",
                                      description=__doc__.split("\n")[0])
     parser.add_argument("--results", type=Path, default=RESULTS, help="the kept run records")
+    parser.add_argument("--prefix", default="",
+                        help="the highway runs' name prefix (reinit.: the repeat from "
+                             "independent initial weights)")
     parser.add_argument("--json", action="store_true", help="every number, as JSON")
     args = parser.parse_args(argv)
-    found = pair(args.results)
+    found = pair(args.results, args.prefix)
     print(json.dumps(found, indent=1) if args.json else markdown(found))
     return 0
 
