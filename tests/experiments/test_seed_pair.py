@@ -48,3 +48,16 @@ def test_the_pair_reads_each_familys_seeds_and_compares_them(tmp_path):
     text = markdown(found)
     assert "| test error % | 13.50 ± 0.50 (3) | 15.77 ± 0.25 (3) | -2.27, p = " in text
     assert "| best training loss | 0.3100 ± 0.0100 (3) | 0.3800 ± 0.0000 (3) |" in text
+
+
+def test_with_a_prefix_the_highway_side_is_its_repeat_and_the_plain_side_stays(tmp_path):
+    for seed in range(3):
+        _run(tmp_path, f"hwfig1s.highwayfc50.s{seed}.e10", 0.80, (1.0, 0.5))
+        _run(tmp_path, f"reinit.hwfig1s.highwayfc50.s{seed}.e10", 0.90 + seed / 100, (1.0, 0.2))
+        _run(tmp_path, f"hwfig1s.plainnet50.s{seed}.e10", 0.85, (1.0, 0.4))
+    _run(tmp_path, "reinit.hwfig1s.plainnet50.s0.e10", 0.10, (9.0,))  # never read
+    found = pair(tmp_path, highway_prefix="reinit.")
+    assert [r["error"] for r in found["runs"]["highwayfc"].values()] == [
+        100.0 * (1.0 - (0.90 + seed / 100)) for seed in range(3)]
+    assert {r["loss"] for r in found["runs"]["plainnet"].values()} == {0.4}
+    assert pair(tmp_path)["runs"]["highwayfc"][0]["loss"] == 0.5
