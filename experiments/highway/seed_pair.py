@@ -3,6 +3,7 @@ net, each trained with its own searched activation and learning rate
 (``seeds_queue.sh`` sections a and b), over their seeds.
 
     python -m experiments.highway.seed_pair [--results DIR] [--prefix reinit.] [--json]
+    python -m experiments.highway.seed_pair --repeat reinit. [--results DIR] [--json]
 
 A family's runs are ``hwfig1s.<family>50.s<seed>.e10`` in ``results/`` (10 epochs on the
 whole training split, one thread). Per family: the test error (``1 − test_accuracy`` of
@@ -11,7 +12,8 @@ quantity Fig. 1 plots), mean ± std over seeds; and each highway-minus-plain gap
 Welch's p and whether it is significant as ``experiments.tools.seeds`` says (3 seeds a side,
 two-sided p under 5 %). With ``--prefix reinit.`` the highway side is its repeat from
 independent initial weights per layer (``reinit_queue.sh`` s); the plain side keeps its runs,
-whose layers always drew their own initial weights.
+whose layers always drew their own initial weights. With ``--repeat reinit.`` the highway
+net's repeat is set against its first runs instead, seed by seed.
 """
 
 from __future__ import annotations
@@ -61,6 +63,33 @@ def pair(results: Path = RESULTS, highway_prefix: str = "") -> dict:
                      for key in ("error", "loss")}}
 
 
+def repeat(results: Path = RESULTS, prefix: str = "reinit.") -> dict:
+    """The highway net's runs named with ``prefix`` in front against its first runs: both
+    sets of runs and the repeat-minus-first gap of each quantity."""
+    runs = {"repeat": family_runs(results, "highwayfc", prefix=prefix),
+            "first": family_runs(results, "highwayfc")}
+    values = {side: {key: [r[key] for r in found.values() if r[key] is not None]
+                     for key in ("error", "loss")} for side, found in runs.items()}
+    return {"runs": runs, "gaps": {key: gap(values["repeat"][key], values["first"][key])
+                                   for key in ("error", "loss")}}
+
+
+def repeat_markdown(found: dict) -> str:
+    """The repeat against the first runs as a Markdown table, each seed's value listed."""
+    lines = [f"| highway, d = {DEPTH}, {EPOCHS} epochs | repeat | first runs | repeat − first |",
+             "| --- | --- | --- | --- |"]
+    for key, label, digits in (("error", "test error %", 2), ("loss", "best training loss", 4)):
+        cells = []
+        for side in ("repeat", "first"):
+            by_seed = found["runs"][side]
+            listed = ", ".join(f"{by_seed[s][key]:.{digits}f}" for s in sorted(by_seed)
+                               if by_seed[s][key] is not None)
+            values = [r[key] for r in by_seed.values() if r[key] is not None]
+            cells.append(f"{spread_text(values, digits)}: {listed}" if listed else "—")
+        lines.append(f"| {label} | {cells[0]} | {cells[1]} | {gap_text(found['gaps'][key], digits)} |")
+    return "\n".join(lines)
+
+
 def markdown(found: dict) -> str:
     """The pair as a Markdown table: one row per quantity."""
     lines = [f"| d = {DEPTH}, {EPOCHS} epochs | highway | plain | highway − plain |",
@@ -79,8 +108,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--prefix", default="",
                         help="the highway runs' name prefix (reinit.: the repeat from "
                              "independent initial weights)")
+    parser.add_argument("--repeat", metavar="PREFIX",
+                        help="set the highway runs named with PREFIX in front against the "
+                             "first runs, instead of the plain net")
     parser.add_argument("--json", action="store_true", help="every number, as JSON")
     args = parser.parse_args(argv)
+    if args.repeat:
+        found = repeat(args.results, args.repeat)
+        print(json.dumps(found, indent=1) if args.json else repeat_markdown(found))
+        return 0
     found = pair(args.results, args.prefix)
     print(json.dumps(found, indent=1) if args.json else markdown(found))
     return 0

@@ -61,3 +61,15 @@ def test_with_a_prefix_the_highway_side_is_its_repeat_and_the_plain_side_stays(t
         100.0 * (1.0 - (0.90 + seed / 100)) for seed in range(3)]
     assert {r["loss"] for r in found["runs"]["plainnet"].values()} == {0.4}
     assert pair(tmp_path)["runs"]["highwayfc"][0]["loss"] == 0.5
+
+
+def test_the_repeat_is_set_against_the_first_runs_seed_by_seed(tmp_path):
+    from experiments.highway.seed_pair import repeat, repeat_markdown
+    for seed in range(3):
+        _run(tmp_path, f"hwfig1s.highwayfc50.s{seed}.e10", 0.85, (1.0, 0.40 + seed / 100))
+        _run(tmp_path, f"reinit.hwfig1s.highwayfc50.s{seed}.e10", 0.90, (1.0, 0.30 + seed / 100))
+    found = repeat(tmp_path, "reinit.")
+    assert math.isclose(found["gaps"]["loss"]["gap"], -0.10)
+    assert math.isclose(found["gaps"]["error"]["gap"], -5.0)
+    text = repeat_markdown(found)
+    assert "0.3100 ± 0.0100 (3): 0.3000, 0.3100, 0.3200 | 0.4100 ± 0.0100 (3): 0.4000, 0.4100, 0.4200 |" in text
