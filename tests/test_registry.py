@@ -150,3 +150,23 @@ def test_one_registry_package():
     with pytest.raises(AttributeError, match="no attribute 'unknown_name'"):
         weights.unknown_name  # noqa: B018
     assert importlib.import_module("keras_gated.registry") is registry
+
+
+def test_a_weights_value_is_resolved_once(monkeypatch):
+    """``create_model`` and the public constructors resolve ``weights=`` in one place
+    (``keras_gated.weights.resolve``), once per call: the constructor and the builder take
+    the resolved record as it is."""
+    from keras_gated.weights import resolve
+
+    calls = []
+    real = resolve._resolve
+
+    def counted(*args, **kwargs):
+        calls.append(args[:2])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(resolve, "_resolve", counted)
+    kg.create_model("gresnet20.cifar10")
+    assert len(calls) == 1
+    kg.GResNet20(weights="cifar10")
+    assert len(calls) == 2
