@@ -151,7 +151,7 @@ class Family:
 # The declaration was called FamilySpec when it held only what other modules read.
 FamilySpec = Family
 
-_SPECS: dict[str, FamilySpec] = {}
+_SPECS: dict[str, Family] = {}
 BUILT_IN_FAMILIES = "keras_gated.models"
 
 
