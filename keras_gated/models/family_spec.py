@@ -102,6 +102,8 @@ class Family:
             the folder, written by ``python -m training.release --register``), or None.
         register: registers models the declaration cannot list (the compressed nets,
             read from their own data file), called by ``declare`` after ``models``.
+        registry_family_names: the registry families ``register`` fills (those of
+            ``models`` are known already).
         twins: ``(ungated prefix, gated prefix)`` of registry names: ``gate()`` names the
             gated twin of ``preactresnet20`` ``gresnet20``.
         citations: ``(fnmatch pattern of registry names, BibTeX keys)``; where patterns
