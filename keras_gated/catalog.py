@@ -1,16 +1,18 @@
 """The model registry of the built-in families as a data file, readable without Keras.
 
-The families register their models when their modules are imported, and those modules
-import Keras (a second or more before anything is listed). ``catalog.json`` beside this
-module is a snapshot of what they register: each model's family, description, arguments,
-default recipe, and the data files of its released weights. ``keras-gated list`` and
-``keras-gated info`` fill the registry from it and never start a deep-learning backend;
-everything else imports the families and uses the live registry.
+The families declare themselves when their folders are imported, and those import Keras
+(a second or more before anything is listed). ``catalog.json`` beside this module is a
+snapshot of the declarations: each model's family, description, arguments, default
+recipe, the data files of the released weights, and the public constructors
+(``keras_gated.__all__`` reads them from here without importing a family).
+``keras-gated list`` and ``keras-gated info`` fill the registry from it and never start
+a deep-learning backend; everything else imports the families and uses the live
+registry.
 
-After adding or changing a family, write the snapshot again (a test fails while it is
-stale):
+After adding or changing a family, write the generated files again (a test fails while
+one is stale):
 
-    python -m keras_gated.catalog
+    python -m keras_gated.models.generate
 """
 
 from __future__ import annotations
@@ -18,7 +20,6 @@ from __future__ import annotations
 import importlib
 import json
 import os
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,7 @@ from keras_gated.weights.registered import register_cfg_file
 CATALOG_FILE = Path(__file__).with_name("catalog.json")
 PACKAGE_DIR = Path(__file__).parent
 BUILT_IN = "keras_gated."
+GENERATE = "python -m keras_gated.models.generate"
 
 
 class CatalogConstructor:
@@ -49,19 +51,23 @@ class CatalogConstructor:
 
 
 def build_catalog() -> dict[str, Any]:
-    """The snapshot of the live registry's built-in families (imports them, and Keras)."""
+    """The snapshot of the built-in families' declarations and of the models they
+    register (imports the families, and Keras)."""
     # The families import Keras: only writing the snapshot imports them, reading it does not.
-    import keras_gated.models  # noqa: F401  (the families register their models)
+    from keras_gated.models import family_spec
 
+    families = [f for f in family_spec.specs() if f.register is not None
+                or any(m.constructor.__module__.startswith(BUILT_IN) for m in f.models)]
+    cfg_files = sorted(Path(f.released).resolve().relative_to(PACKAGE_DIR.resolve()).as_posix()
+                       for f in families if f.released is not None and Path(f.released).is_file())
+    registry_families = {name for f in families for name in f.registry_families}
     models = {}
-    cfg_files = set()
     for name in list_models():
         entry = get_model_entry(name)
-        module = entry.constructor.__module__
-        if not module.startswith(BUILT_IN):
+        if entry.family not in registry_families:
             continue  # a family registered at run time by another package
         models[name] = {
-            "constructor": f"{module}:{entry.constructor.__name__}",
+            "constructor": f"{entry.constructor.__module__}:{entry.constructor.__name__}",
             "family": entry.family,
             "description": entry.description,
             "kwargs": entry.kwargs,
@@ -69,16 +75,19 @@ def build_catalog() -> dict[str, Any]:
             "supports_dropout": entry.supports_dropout,
             "slow": entry.slow,
         }
-        data_file = Path(sys.modules[module].__file__).with_suffix(".json")
-        if data_file.is_file():
-            cfg_files.add(data_file.relative_to(PACKAGE_DIR).as_posix())
-    return {"models": models, "cfg_files": sorted(cfg_files)}
+    public = sorted(name for f in families for name in f.public_names)
+    return {"models": models, "cfg_files": cfg_files, "public": public}
+
+
+def catalog_text() -> str:
+    """``catalog.json`` as ``write_catalog`` writes it."""
+    return json.dumps(build_catalog(), indent=1, sort_keys=True) + "\n"
 
 
 def write_catalog(path: str | os.PathLike = CATALOG_FILE) -> Path:
     """Write the snapshot of the live registry to ``path`` (the package's by default)."""
     path = Path(path)
-    path.write_text(json.dumps(build_catalog(), indent=1, sort_keys=True) + "\n")
+    path.write_text(catalog_text())
     return path
 
 
@@ -91,7 +100,7 @@ def read_catalog(path: str | os.PathLike = CATALOG_FILE) -> dict[str, Any]:
     except (OSError, ValueError, KeyError, TypeError) as error:
         raise RuntimeError(
             f"The model catalog {path} cannot be read ({error}); write it again with "
-            "`python -m keras_gated.catalog`."
+            f"`{GENERATE}`."
         ) from None
     return catalog
 
@@ -121,5 +130,5 @@ def fill_registry_from_catalog(path: str | os.PathLike = CATALOG_FILE) -> int:
     return added
 
 
-if __name__ == "__main__":
+if __name__ == "__main__":  # the catalog alone; `python -m keras_gated.models.generate` writes all
     print(f"wrote {write_catalog()}")

@@ -1,4 +1,5 @@
-"""The registry snapshot the command line reads: current, complete, and enough to build."""
+"""The files generated from the family declarations (the registry snapshot the command
+line reads, the docs' family table): current, complete, and enough to build."""
 
 from __future__ import annotations
 
@@ -8,14 +9,40 @@ import pytest
 
 import keras_gated as kg
 from keras_gated import catalog, registry
+from keras_gated.models import family_spec, generate
+
+
+def test_the_generated_files_are_current():
+    stale = [path.relative_to(generate.ROOT).as_posix() for path in generate.stale()]
+    assert not stale, f"{', '.join(stale)} stale: run `{generate.COMMAND}`"
 
 
 def test_the_committed_catalog_is_the_live_registry():
     committed = catalog.read_catalog()
     assert committed == json.loads(json.dumps(catalog.build_catalog())), (
-        "keras_gated/catalog.json is stale: run `python -m keras_gated.catalog`"
+        f"keras_gated/catalog.json is stale: run `{generate.COMMAND}`"
     )
     assert set(committed["models"]) == set(kg.list_models())
+    assert committed["public"] == sorted(kg.models.__all__)
+    assert set(committed["public"]) <= set(kg._api.PUBLIC)
+
+
+def test_the_docs_table_lists_every_family_and_constructor():
+    table = generate.model_table()
+    for family in family_spec.specs():
+        assert f"| `{family.name}` |" in table
+        assert all(f"`{name}`" in table for name in family.public_names)
+    text = generate.DOCS_MODELS.read_text()
+    assert text.count(generate.TABLE_BEGIN) == text.count(generate.TABLE_END) == 1
+
+
+def test_the_check_names_stale_files_and_writes_nothing(tmp_path, monkeypatch, capsys):
+    stale_copy = tmp_path / "catalog.json"
+    stale_copy.write_text("{}\n")
+    monkeypatch.setattr(catalog, "CATALOG_FILE", stale_copy)
+    assert generate.main(["--check"]) == 1
+    assert f"stale: {stale_copy}" in capsys.readouterr().out
+    assert stale_copy.read_text() == "{}\n"
 
 
 def test_a_registry_filled_from_the_catalog_lists_describes_and_builds(monkeypatch):
@@ -36,7 +63,7 @@ def test_a_registry_filled_from_the_catalog_lists_describes_and_builds(monkeypat
 def test_an_unreadable_catalog_says_how_to_write_it(tmp_path):
     broken = tmp_path / "catalog.json"
     broken.write_text("{not json")
-    with pytest.raises(RuntimeError, match="python -m keras_gated.catalog"):
+    with pytest.raises(RuntimeError, match="python -m keras_gated.models.generate"):
         catalog.read_catalog(broken)
 
 

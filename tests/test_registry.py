@@ -8,13 +8,8 @@ import pytest
 
 import keras_gated as kg
 from keras_gated.recipes import RECIPES
-from keras_gated.registry import (
-    get_model_entry,
-    register_family,
-    register_model,
-    unregister_family,
-    unregister_model,
-)
+from keras_gated.models.family_spec import Family, Models, declare, declared, undeclare
+from keras_gated.registry import get_model_entry, register_model, unregister_model
 from tests.helpers import trainable_count
 
 README = Path(__file__).resolve().parents[1] / "README.md"
@@ -89,31 +84,42 @@ def _tiny(depth: int = 1, width: int = 4, classes: int = 10, name: str | None = 
     raise AssertionError("not built in these tests")
 
 
-def test_register_family_names_every_config_with_one_function():
+def test_a_declaration_names_every_config_with_one_function():
     calls = []
 
     def arch_name(depth, width=4):
         calls.append((depth, width))
         return f"tinyreg{depth}" + ("" if width == 4 else f"_w{width}")
 
+    family = Family(
+        name="tinyreg",
+        constructors=(_tiny,),
+        models=(Models("tinyreg", _tiny, arch_name=arch_name,
+                       configs=[{"depth": 1}, {"depth": 2, "width": 8}],
+                       description="Tiny net, {depth} layers",
+                       slow=lambda depth, width=4: width > 4),),
+        default_recipe="rg_mnist_fc",
+        citations=(("tinyreg*", ("tiny2026",)),),
+    )
     try:
-        entries = register_family(
-            "tinyreg", _tiny, arch_name=arch_name,
-            configs=[{"depth": 1}, {"depth": 2, "width": 8}],
-            description="Tiny net, {depth} layers", default_recipe="rg_mnist_fc",
-            slow=lambda depth, width=4: width > 4,
-        )
-        assert [e.name for e in entries] == ["tinyreg1", "tinyreg2_w8"] == kg.list_models("tinyreg*")
+        assert declare(family) is family and declare(family) is family  # once, idempotent
+        assert kg.list_models("tinyreg*") == ["tinyreg1", "tinyreg2_w8"]
         assert calls == [(1, 4), (2, 8)]
-        assert get_model_entry("tinyreg2_w8").kwargs == {"depth": 2, "width": 8}
-        assert get_model_entry("tinyreg1").description == "Tiny net, 1 layers"
+        entries = [get_model_entry(n) for n in ("tinyreg1", "tinyreg2_w8")]
+        assert entries[1].kwargs == {"depth": 2, "width": 8}
+        assert entries[0].description == "Tiny net, 1 layers"
         assert [e.slow for e in entries] == [False, True]
+        assert {e.default_recipe for e in entries} == {"rg_mnist_fc"}
         assert not entries[0].supports_dropout
+        assert family in declared() and family.registry_families == ("tinyreg",)
+        assert family.public_names == ["_tiny"]
         with pytest.raises(ValueError, match="already registered"):
             register_model("tinyreg1", _tiny)
+        with pytest.raises(ValueError, match="already declared"):
+            declare(Family(name="tinyreg"))
     finally:
-        removed = unregister_family("tinyreg")
-    assert len(removed) == 2 and kg.list_models("tinyreg*") == []
+        undeclare("tinyreg")
+    assert kg.list_models("tinyreg*") == [] and family not in declared()
 
 
 def test_unregister_model_and_name_rules():
@@ -144,3 +150,23 @@ def test_one_registry_package():
     with pytest.raises(AttributeError, match="no attribute 'unknown_name'"):
         weights.unknown_name  # noqa: B018
     assert importlib.import_module("keras_gated.registry") is registry
+
+
+def test_a_weights_value_is_resolved_once(monkeypatch):
+    """``create_model`` and the public constructors resolve ``weights=`` in one place
+    (``keras_gated.weights.resolve``), once per call: the constructor and the builder take
+    the resolved record as it is."""
+    from keras_gated.weights import resolve
+
+    calls = []
+    real = resolve._resolve
+
+    def counted(*args, **kwargs):
+        calls.append(args[:2])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(resolve, "_resolve", counted)
+    kg.create_model("gresnet20.cifar10")
+    assert len(calls) == 1
+    kg.GResNet20(weights="cifar10")
+    assert len(calls) == 2

@@ -1,66 +1,33 @@
-"""Model families, each a folder ``<family>/`` (constructors, released-weight configs,
-converter, declared spec: ``family_spec.py``) imported here by one line; the
-constructors are applications-style (see ``builder.py``)."""
+"""Model families, each a folder ``<family>/`` that declares itself once
+(``family_spec.Family``: constructors, registry names, released-weight configs, papers,
+converters), imported here by one line; the constructors are applications-style (see
+``builder.py``).
 
-from keras_gated.models.fc_nets import (
-    GPlainNet,
-    GResNetFC,
-    HighwayFC,
-    PlainNet,
-    ResNetFC,
-)
-from keras_gated.models.highway_net import HighwayNet, HighwayNet50
-from keras_gated.models.postact_resnet import PostActResNet, PostActResNet110
-from keras_gated.models.preact_resnet import (
-    GResNet,
-    GResNet20,
-    GResNet32,
-    GResNet44,
-    GResNet56,
-    GResNet110,
-    GResNet164,
-    GResNet1001,
-    PreActResNet,
-    PreActResNet20,
-    PreActResNet32,
-    PreActResNet44,
-    PreActResNet56,
-    PreActResNet110,
-    PreActResNet164,
-    PreActResNet1001,
-)
-from keras_gated.models.resnet import GResNet50, ResNet50
-from keras_gated.models.wide_resnet import GWideResNet, WideResNet
+The public names (``__all__``) are the declared families' constructors, read off the
+declarations, so that a family's import line is all this file needs of it.
+"""
+
+from keras_gated.models import family_spec
+# One line per family: importing its folder declares it.
+from keras_gated.models import fc_nets  # noqa: E402, F401
+from keras_gated.models import highway_net  # noqa: E402, F401
+from keras_gated.models import postact_resnet  # noqa: E402, F401
+from keras_gated.models import preact_resnet  # noqa: E402, F401
+from keras_gated.models import resnet  # noqa: E402, F401
+from keras_gated.models import wide_resnet  # noqa: E402, F401
 from keras_gated.models import compressed  # noqa: E402, F401  (after the nets it compresses)
 
-__all__ = [
-    "GPlainNet",
-    "GResNet",
-    "GResNet20",
-    "GResNet32",
-    "GResNet44",
-    "GResNet56",
-    "GResNet110",
-    "GResNet164",
-    "GResNet1001",
-    "GResNet50",
-    "GResNetFC",
-    "GWideResNet",
-    "HighwayFC",
-    "HighwayNet",
-    "HighwayNet50",
-    "PlainNet",
-    "PostActResNet",
-    "PostActResNet110",
-    "PreActResNet",
-    "PreActResNet20",
-    "PreActResNet32",
-    "PreActResNet44",
-    "PreActResNet56",
-    "PreActResNet110",
-    "PreActResNet164",
-    "PreActResNet1001",
-    "ResNet50",
-    "ResNetFC",
-    "WideResNet",
-]
+
+def __getattr__(name: str) -> object:
+    """``__all__`` and every declared constructor (``keras_gated.models.GResNet20``),
+    computed from the declarations of the families imported above (PEP 562)."""
+    if name == "__all__":
+        return sorted(family_spec.public_constructors(), key=str.lower)
+    constructor = family_spec.public_constructors().get(name)
+    if constructor is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return constructor
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *family_spec.public_constructors()})

@@ -275,13 +275,7 @@ def build_application(
     ``reset_classifier``, ``forward_features``, ``forward_head`` and ``feature_info``
     are its own (``keras_gated.models.gated_model``).
     """
-    check_data_format()
-    warn_if_slow_mixed_precision()
-    classes = spec.classes if classes is None else classes
-    validate_pooling(pooling)
-    validate_classifier_activation(classifier_activation)
-    if include_top:
-        validate_classes(classes)
+    classes = _checked_head(spec, include_top, pooling, classes, classifier_activation)
     arch, removed = _compressed(arch, removed_blocks)
     # Resolved by the public constructor already (then returned as it is), or here for a
     # direct call and for an architecture the constructor could not name.
@@ -289,20 +283,12 @@ def build_application(
     removed = blocks_to_remove(arch, removed, resolved)
     shape = resolve_input_shape(spec, input_shape, input_tensor)
     check_input_channels(resolved, shape, spec)
-
-    if input_tensor is None:
-        inputs = keras.Input(shape=shape, name="images")
-        x = inputs
-    else:
-        inputs = keras.utils.get_source_inputs(input_tensor)
-        x = input_tensor
-
+    inputs, x = _model_inputs(shape, input_tensor)
     if include_preprocessing:
         x = preprocessing_layer(spec, shape[-1] if spec.spatial else 1)(x)
-    feature_map = features(x)
     head = HeadSpec(spec.spatial, classifier_activation, head_dropout, head_initializer)
     model = assemble(
-        inputs, feature_map, head,
+        inputs, features(x), head,
         include_top=include_top, pooling=pooling, classes=classes, name=name or arch,
         pretrained_cfg=None if resolved is None else resolved.pretrained_cfg,
         class_names=None if resolved is None else resolved.class_names,
@@ -310,29 +296,12 @@ def build_application(
     if removed:
         model = without_blocks(model, removed)
     if resolved is not None:
-
-        def build_reference(reference_classes: int | None) -> keras.Model:
-            # The same architecture with the weights' own head (None: no head), and
-            # without the blocks a compressed net was saved without.
-            reference = build_application(
-                features,
-                arch=arch,
-                spec=spec,
-                include_top=reference_classes is not None,
-                weights=None,
-                input_tensor=None,
-                input_shape=shape,
-                pooling=None,
-                classes=reference_classes or 1,
-                classifier_activation=classifier_activation,
-                include_preprocessing=include_preprocessing,
-                name=f"{arch}_reference",
-                head_dropout=head_dropout,
-                head_initializer=head_initializer,
-                removed_blocks=removed,
-            )
-            return reference
-
+        build_reference = _reference_builder(
+            features, arch=arch, spec=spec, shape=shape, removed=removed,
+            classifier_activation=classifier_activation,
+            include_preprocessing=include_preprocessing, head_dropout=head_dropout,
+            head_initializer=head_initializer,
+        )
         load_resolved(
             model,
             resolved,
@@ -344,6 +313,63 @@ def build_application(
             call=current_call(),
         )
     return model
+
+
+def _checked_head(
+    spec: InputSpec, include_top: bool, pooling: str | None, classes: int | None,
+    classifier_activation: Any,
+) -> int:
+    """The head's number of classes (``spec.classes`` by default), once the settings and
+    the applications arguments are checked."""
+    check_data_format()
+    warn_if_slow_mixed_precision()
+    classes = spec.classes if classes is None else classes
+    validate_pooling(pooling)
+    validate_classifier_activation(classifier_activation)
+    if include_top:
+        validate_classes(classes)
+    return classes
+
+
+def _model_inputs(shape: tuple[int | None, ...], input_tensor: Any) -> tuple[Any, Any]:
+    """``(the model's inputs, the tensor the network starts from)``: a new ``images``
+    input of ``shape``, or the caller's ``input_tensor`` and its source inputs."""
+    if input_tensor is None:
+        inputs = keras.Input(shape=shape, name="images")
+        return inputs, inputs
+    return keras.utils.get_source_inputs(input_tensor), input_tensor
+
+
+def _reference_builder(
+    features: Callable[[Any], Any],
+    *,
+    arch: str,
+    spec: InputSpec,
+    shape: tuple[int | None, ...],
+    removed: Sequence[str],
+    **application: Any,
+) -> Callable[[int | None], keras.Model]:
+    """``build_reference(classes)``: the same architecture with the weights' own head
+    (None: no head), and without the blocks a compressed net was saved without, which
+    ``load_resolved`` loads the weights into when the model's head differs."""
+
+    def build_reference(reference_classes: int | None) -> keras.Model:
+        return build_application(
+            features,
+            arch=arch,
+            spec=spec,
+            include_top=reference_classes is not None,
+            weights=None,
+            input_tensor=None,
+            input_shape=shape,
+            pooling=None,
+            classes=reference_classes or 1,
+            name=f"{arch}_reference",
+            removed_blocks=removed,
+            **application,
+        )
+
+    return build_reference
 
 
 def removed_blocks_of(resolved: ResolvedWeights | None) -> tuple[str, ...]:

@@ -1,24 +1,36 @@
-"""What a family declares about itself, read by the rest of the package.
+"""A family's one declaration, ``Family``, and what the rest of the package reads of it.
 
-A family is one folder, ``keras_gated/models/<family>/``: its constructors (which
-register their names), its released-weight configs (JSON beside the constructors'
-module), the converter from its reference implementation, and a ``FamilySpec``
-registered by its ``spec.py``. Gating (``keras_gated.gating``), citations
-(``keras_gated.release.citations``), conversion (``keras_gated.convert``), feature
-extraction (``keras_gated.features``) and the analyses read these specs, or ask the
-blocks themselves (``keras_gated.layers.Block``), instead of keeping tables of names.
+A family is one folder, ``keras_gated/models/<family>/``, whose ``__init__.py`` declares
+it once with ``declare(Family(...))``: its public constructors, the registry names they
+build (``Models``: one per registry family, e.g. the ungated and the gated nets), its
+default training recipe, the data file of its released-weight configs, its papers and
+what gating, feature extraction and conversion need to know. ``declare`` registers the
+models, the data file and the declaration; the public API (``keras_gated.models``'s
+names, ``keras_gated.__all__``), ``keras_gated/catalog.json`` and the model table of
+``docs/models.md`` are derived from the declarations (``python -m
+keras_gated.models.generate`` writes the files).
 
-This module imports nothing from the package, so that anything can read the specs;
-``specs()`` imports ``keras_gated.models`` (every built-in family) on first use.
+Gating (``keras_gated.gating``), citations (``keras_gated.release.citations``),
+conversion (``keras_gated.convert``), feature extraction (``keras_gated.features``) and
+the analyses read the declarations, or ask the blocks themselves
+(``keras_gated.layers.Block``), instead of keeping tables of names.
+
+This module imports only the registry (which imports no Keras), so that anything can
+read the declarations; ``specs()`` imports ``keras_gated.models`` (every built-in family)
+on first use.
 """
 
 from __future__ import annotations
 
 import fnmatch
 import importlib
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
+
+from keras_gated.registry.models import ModelEntry, register_entries, unregister_family
+from keras_gated.weights.registered import register_cfg_file
 
 
 @dataclass(frozen=True)
@@ -44,13 +56,54 @@ class Converter:
 
 
 @dataclass(frozen=True)
-class FamilySpec:
-    """A family's declaration.
+class Models:
+    """The registry names one constructor builds: ``constructor(**config)`` for each config,
+    registered as ``arch_name(**config)``.
+
+    Attributes:
+        family: the registry family (``"gresnet"``), shown by ``keras-gated info``; a
+            folder with ungated and gated nets declares one ``Models`` for each.
+        constructor: the public constructor the configs are passed to.
+        arch_name: ``arch_name(**config)`` is the registered name. The family's builder
+            names its models with the same function (``build_application(arch=...)``),
+            so a built model, its registry entry and its weight ids (``name.tag``)
+            always agree.
+        configs: the constructor arguments of each registered model.
+        description: one line per model; a string is formatted with the config
+            (``"Gated ResNet-{depth}"``), a function is called with it.
+        default_recipe: the recipe ``python -m training.train`` uses without
+            ``--recipe``; None: the family's.
+        slow: True (or a function of the config returning True) for models too heavy
+            to build in the default test run; the tests over ``list_models()`` mark them
+            slow.
+    """
+
+    family: str
+    constructor: Callable[..., Any]
+    arch_name: Callable[..., str]
+    configs: Sequence[Mapping[str, Any]] = ({},)
+    description: str | Callable[..., str] = ""
+    default_recipe: str | None = None
+    slow: bool | Callable[..., bool] = False
+
+
+@dataclass(frozen=True)
+class Family:
+    """A family's one declaration (its folder's ``__init__.py``: ``declare(Family(...))``).
 
     Attributes:
         name: the family's folder (``"preact_resnet"``).
-        registry_families: the ``register_family`` names it registers
-            (``("preact_resnet", "gresnet")``).
+        constructors: its public constructors, exported as ``keras_gated.<name>`` and
+            ``keras_gated.models.<name>`` under their ``__name__``.
+        models: the registry names it declares, one ``Models`` per registry family.
+        default_recipe: the recipe of ``keras_gated.recipes`` that trains its models
+            without ``--recipe`` (a ``Models`` may name its own).
+        released: the data file of its released-weight configs (``<family>.json`` in
+            the folder, written by ``python -m training.release --register``), or None.
+        register: registers models the declaration cannot list (the compressed nets,
+            read from their own data file), called by ``declare`` after ``models``.
+        registry_family_names: the registry families ``register`` fills (those of
+            ``models`` are known already).
         twins: ``(ungated prefix, gated prefix)`` of registry names: ``gate()`` names the
             gated twin of ``preactresnet20`` ``gresnet20``.
         citations: ``(fnmatch pattern of registry names, BibTeX keys)``; where patterns
@@ -70,7 +123,12 @@ class FamilySpec:
     """
 
     name: str
-    registry_families: tuple[str, ...] = ()
+    constructors: tuple[Callable[..., Any], ...] = ()
+    models: tuple[Models, ...] = ()
+    default_recipe: str | None = None
+    released: Path | None = None
+    register: Callable[[], Any] | None = None
+    registry_family_names: tuple[str, ...] = ()
     twins: tuple[tuple[str, str], ...] = ()
     citations: tuple[tuple[str, tuple[str, ...]], ...] = ()
     papers: Mapping[str, str] = field(default_factory=dict)
@@ -80,32 +138,88 @@ class FamilySpec:
     converters: tuple[Converter, ...] = ()
     parameter_counts: Mapping[str, int] = field(default_factory=dict)
 
+    @property
+    def registry_families(self) -> tuple[str, ...]:
+        """The registry families it declares (``("preact_resnet", "gresnet")``)."""
+        names = [m.family for m in self.models] + list(self.registry_family_names)
+        return tuple(dict.fromkeys(names))
 
-_SPECS: dict[str, FamilySpec] = {}
+    @property
+    def public_names(self) -> list[str]:
+        """The names its public constructors are exported under."""
+        return [constructor.__name__ for constructor in self.constructors]
+
+
+# The declaration was called FamilySpec when it held only what other modules read.
+FamilySpec = Family
+
+_SPECS: dict[str, Family] = {}
 BUILT_IN_FAMILIES = "keras_gated.models"
 
 
-def register_spec(spec: FamilySpec) -> FamilySpec:
-    """Make ``spec`` known (a family's ``spec.py`` calls this); returns it."""
-    if spec.name in _SPECS and _SPECS[spec.name] != spec:
-        raise ValueError(f"A family named {spec.name!r} is already declared.")
-    _SPECS[spec.name] = spec
-    return spec
+def declare(family: Family) -> Family:
+    """Make ``family`` known: register its models and its released-weight configs, and
+    its declaration (which gating, citations, conversion and features read). A
+    family's ``__init__.py`` calls this once; returns ``family``."""
+    known = _SPECS.get(family.name)
+    if known is not None:
+        if known == family:
+            return family
+        raise ValueError(f"A family named {family.name!r} is already declared.")
+    for models in family.models:
+        register_entries(_entries(models, family.default_recipe))
+    if family.released is not None and Path(family.released).is_file():
+        register_cfg_file(Path(family.released))
+    _SPECS[family.name] = family
+    if family.register is not None:
+        family.register()
+    return family
 
 
-def unregister_spec(name: str) -> FamilySpec:
-    """Forget the family ``name`` (tests that declare throw-away families)."""
-    return _SPECS.pop(name)
+def _entries(models: Models, default_recipe: str | None) -> list[ModelEntry]:
+    """The registry entries of ``models``: one per config."""
+    entries = []
+    for config in models.configs:
+        config = dict(config)
+        description = models.description
+        text = description(**config) if callable(description) else description.format(**config)
+        slow = models.slow(**config) if callable(models.slow) else models.slow
+        entries.append(ModelEntry.of(
+            models.arch_name(**config), models.constructor, config, family=models.family,
+            description=text, default_recipe=models.default_recipe or default_recipe,
+            slow=bool(slow),
+        ))
+    return entries
 
 
-def specs() -> list[FamilySpec]:
+def undeclare(name: str) -> Family:
+    """Forget the family ``name`` and unregister its models (tests that declare
+    throw-away families)."""
+    family = _SPECS.pop(name)
+    for registry_family in family.registry_families:
+        unregister_family(registry_family)
+    return family
+
+
+def declared() -> list[Family]:
+    """The families declared so far, in declaration order (imports nothing)."""
+    return list(_SPECS.values())
+
+
+def public_constructors() -> dict[str, Callable[..., Any]]:
+    """Public name -> constructor, over every declared family (imports them)."""
+    return {name: constructor for family in specs()
+            for name, constructor in zip(family.public_names, family.constructors)}
+
+
+def specs() -> list[Family]:
     """Every declared family, the built-in ones included, in declaration order."""
     # By name: the families import this module, so it cannot import them.
     importlib.import_module(BUILT_IN_FAMILIES)
     return list(_SPECS.values())
 
 
-def get_spec(name: str) -> FamilySpec:
+def get_spec(name: str) -> Family:
     """The spec of the family folder ``name``."""
     for spec in specs():
         if spec.name == name:

@@ -135,22 +135,61 @@ def create_model(
     ``keras_gated.models.gated_model.GatedModel``). A ``weights=`` value is resolved
     once, here (``keras_gated.weights.resolve``), then built from and loaded.
     """
+    arch, tag = _split_name(name)
+    entry = get_model_entry(arch)
+    if pretrained is False and tag is not None:
+        kwargs = _fresh_from_weight_id(entry, arch, tag, num_classes, kwargs)
+        tag = None  # the weight id gives its configuration only
+    weights = _requested_weights(name, arch, tag, pretrained, kwargs.get("weights"))
+    if weights is not None:
+        kwargs["weights"] = weights
+    _set_head_size(kwargs, num_classes)
+    has_head = not features_only and num_classes != 0 and kwargs.get("include_top", True)
+    head_pooling = _head_pooling(global_pool, has_head)
+    _set_backbone_options(kwargs, global_pool, has_head, features_only, out_indices)
+
+    # Resolved once, here; the constructor and the builder take the record as it is.
+    resolved = resolve_weights(arch, weights, overlay=pretrained_cfg_overlay)
+    if resolved is not None:
+        kwargs["weights"] = resolved
+    model = _build(entry, kwargs, in_chans)
+    if has_head and (head_pooling != "avg" or drop_rate is not None):
+        from keras_gated.models.gated_model import with_head  # Keras: see _build
+
+        model = with_head(model, pooling=head_pooling, drop_rate=drop_rate)
+    return _features_of(model, out_indices) if features_only else model
+
+
+def _split_name(name: str) -> tuple[str, str | None]:
+    """``(architecture, tag)`` of a registered name or weight id (checked)."""
     arch, tag = split_weight_id(name)
     if not isinstance(name, str) or name.endswith(".") or not arch:
         raise ValueError(
             f"Invalid model name {name!r}: give a registered name ('gresnet20') or a "
             "weight id 'name.tag' ('gresnet20.cifar10'), with both parts non-empty."
         )
-    entry = get_model_entry(arch)
-    if pretrained is False and tag is not None:
-        config = configuration_of(entry, f"{arch}.{tag}")
-        if num_classes is not None:
-            config.pop("classes", None)
-        kwargs = {**config, **kwargs}
-        tag = None  # the weight id gives its configuration only
-    requested = {"name": tag, "weights": kwargs.get("weights")}
+    return arch, tag
+
+
+def _fresh_from_weight_id(
+    entry: Any, arch: str, tag: str, num_classes: int | None, kwargs: dict
+) -> dict:
+    """``kwargs`` over the configuration of the weight id ``arch.tag`` (its weights not
+    loaded: ``pretrained=False``); ``num_classes`` replaces the weights' head size."""
+    config = configuration_of(entry, f"{arch}.{tag}")
+    if num_classes is not None:
+        config.pop("classes", None)
+    return {**config, **kwargs}
+
+
+def _requested_weights(
+    name: str, arch: str, tag: str | None, pretrained: bool | str | None, weights: Any
+) -> Any:
+    """The one weights value the weight id's tag, ``weights=`` and ``pretrained`` name
+    (None: random weights); a ValueError when they name different ones."""
+    requested = {"name": tag, "weights": weights}
     if pretrained is True:
-        requested["pretrained"] = tag or kwargs.get("weights") or default_pretrained_tag(arch)
+        requested["pretrained"] = tag or weights or default_pretrained_tag(arch)
     elif isinstance(pretrained, str) and pretrained:
         requested["pretrained"] = pretrained
     elif pretrained not in (False, None):
@@ -162,23 +201,34 @@ def create_model(
             + ", ".join(f"{source} -> {value!r}" for source, value in given.items())
             + "; give only one."
         )
-    weights = next(iter(given.values()), None)
-    if weights is not None:
-        kwargs["weights"] = weights
+    return next(iter(given.values()), None)
 
-    if num_classes is not None:
-        if kwargs.get("classes", num_classes) != num_classes:
-            raise ValueError(
-                f"`num_classes`={num_classes!r} and `classes`={kwargs['classes']!r} differ: "
-                "`num_classes` is an alias of `classes`; give only one."
-            )
-        if num_classes == 0:
-            kwargs["include_top"] = False
-            kwargs.setdefault("pooling", "avg")
-        else:
-            kwargs["classes"] = num_classes
-    has_head = not features_only and num_classes != 0 and kwargs.get("include_top", True)
-    head_pooling = _head_pooling(global_pool, has_head)
+
+def _set_head_size(kwargs: dict, num_classes: int | None) -> None:
+    """timm's ``num_classes`` as the constructor's ``classes`` (0: no head, pooled)."""
+    if num_classes is None:
+        return
+    if kwargs.get("classes", num_classes) != num_classes:
+        raise ValueError(
+            f"`num_classes`={num_classes!r} and `classes`={kwargs['classes']!r} differ: "
+            "`num_classes` is an alias of `classes`; give only one."
+        )
+    if num_classes == 0:
+        kwargs["include_top"] = False
+        kwargs.setdefault("pooling", "avg")
+    else:
+        kwargs["classes"] = num_classes
+
+
+def _set_backbone_options(
+    kwargs: dict,
+    global_pool: str | None,
+    has_head: bool,
+    features_only: bool,
+    out_indices: Sequence[int] | None,
+) -> None:
+    """The constructor arguments of a model without a head: its pooling, or none for
+    ``features_only`` (checked against the arguments given with it)."""
     if global_pool is not None and not has_head and not features_only:
         kwargs["pooling"] = global_pool or None
     if out_indices is not None and not features_only:
@@ -191,20 +241,11 @@ def create_model(
             )
         kwargs["include_top"] = False
 
-    # Resolved once, here; the constructor builds from the record.
-    resolved = resolve_weights(arch, weights, overlay=pretrained_cfg_overlay)
-    if resolved is not None:
-        kwargs["weights"] = resolved
-    model = _build(entry, kwargs, in_chans)
-    if has_head and (head_pooling != "avg" or drop_rate is not None):
-        from keras_gated.models.gated_model import with_head  # Keras: see _build
 
-        model = with_head(model, pooling=head_pooling, drop_rate=drop_rate)
-    if not features_only:
-        return model
-
+def _features_of(model: keras.Model, out_indices: Sequence[int] | None) -> keras.Model:
+    """``features_only``: one output per stage of ``model``'s backbone."""
     from keras_gated.features import features_model  # Keras: see _build
-    from keras_gated.models.gated_model import FeatureInfoList
+    from keras_gated.models.gated_model import FeatureInfoList  # Keras: see _build
 
     features = features_model(model, out_indices)
     object.__setattr__(features, "feature_info", FeatureInfoList(features.feature_info))
@@ -252,7 +293,7 @@ def _build(entry: Any, kwargs: dict, in_chans: int | None) -> keras.Model:
     loaded = entry.build(**kwargs)  # on the channels the weights were trained with
     if not sized and loaded.input_shape[-1] == in_chans:
         return loaded
-    from keras_gated.models.input_adapt import copy_adapting_stem
+    from keras_gated.models.input_adapt import copy_adapting_stem  # Keras: see above
 
     valid = getattr(entry.constructor, "valid_arguments", ())
     trained = {key: value for key, value in getattr(weights, "model_kwargs", {}).items()

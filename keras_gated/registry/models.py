@@ -1,26 +1,20 @@
 """The model registry: every architecture under one lower-case name (timm style).
 
-A family registers its models with ``register_family`` (one entry per configuration);
-``keras_gated.registry.factory`` lists and builds them by name. The weights registry
-(``keras_gated.weights.registered``) is told each family's data file of released
-configs and the family of every registered name.
+A family's declaration (``keras_gated.models.family_spec.declare``) registers its models
+here (one entry per configuration); ``keras_gated.registry.factory`` lists and builds
+them by name. The weights registry (``keras_gated.weights.registered``) is told the
+family of every registered name.
 """
 
 from __future__ import annotations
 
 import difflib
 import inspect
-import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from keras_gated.weights.registered import (
-    register_architecture,
-    register_cfg_file,
-    unregister_architecture,
-)
+from keras_gated.weights.registered import register_architecture, unregister_architecture
 
 if TYPE_CHECKING:  # Keras is imported by the families, not by the registry itself
     import keras
@@ -43,6 +37,24 @@ class ModelEntry:
     def build(self, **overrides: Any) -> keras.Model:
         return self.constructor(**{**self.kwargs, **overrides})
 
+    @classmethod
+    def of(
+        cls,
+        name: str,
+        constructor: Callable[..., keras.Model],
+        kwargs: dict[str, Any],
+        *,
+        family: str = "",
+        description: str = "",
+        default_recipe: str | None = None,
+        slow: bool = False,
+    ) -> ModelEntry:
+        """The entry of ``constructor(**kwargs)``, ``supports_dropout`` read off the
+        constructor."""
+        return cls(name, constructor, dict(kwargs), family, description,
+                   default_recipe=default_recipe, supports_dropout=_takes_dropout(constructor),
+                   slow=bool(slow))
+
 
 _REGISTRY: dict[str, ModelEntry] = {}
 
@@ -59,30 +71,18 @@ def register_model(
 ) -> ModelEntry:
     """Register ``constructor(**kwargs)`` under ``name`` (lower case, unique).
 
-    A family registers its models with ``register_family``, which derives each name from
-    the function its builder names models with; ``register_model`` adds a single one.
+    A family declares its models once (``keras_gated.models.family_spec.Family``), which
+    registers them; ``register_model`` adds a single one (a compressed net released
+    later, a test's throw-away model).
     """
-    entry = _add_entry(name, constructor, family, description, default_recipe, slow, kwargs)
-    _register_family_cfgs(constructor)
-    return entry
-
-
-def _add_entry(name, constructor, family, description, default_recipe, slow, kwargs) -> ModelEntry:
-    return add_entry(ModelEntry(
-        name,
-        constructor,
-        dict(kwargs),
-        family,
-        description,
-        default_recipe=default_recipe,
-        supports_dropout=_takes_dropout(constructor),
-        slow=bool(slow),
-    ))
+    return add_entry(ModelEntry.of(name, constructor, kwargs, family=family,
+                                   description=description, default_recipe=default_recipe,
+                                   slow=slow))
 
 
 def add_entry(entry: ModelEntry) -> ModelEntry:
-    """Register a complete entry (``register_model`` and ``register_family`` build theirs
-    from a constructor; ``keras_gated.catalog`` reads them from its data file)."""
+    """Register a complete entry (``register_model`` and the family declarations build
+    theirs from a constructor; ``keras_gated.catalog`` reads them from its data file)."""
     if entry.name != entry.name.lower() or "." in entry.name:
         raise ValueError(f"Model names are lower case without dots, got {entry.name!r}.")
     existing = _REGISTRY.get(entry.name)
@@ -93,48 +93,9 @@ def add_entry(entry: ModelEntry) -> ModelEntry:
     return entry
 
 
-def register_family(
-    family: str,
-    constructor: Callable[..., keras.Model],
-    *,
-    arch_name: Callable[..., str],
-    configs: Iterable[dict[str, Any]] = ({},),
-    description: str | Callable[..., str] = "",
-    default_recipe: str | None = None,
-    slow: bool | Callable[..., bool] = False,
-) -> list[ModelEntry]:
-    """Register one model of ``family`` per config: ``constructor(**config)``.
-
-    Args:
-        family: the family's name (``"gresnet"``), shown by ``keras-gated info``.
-        constructor: the public constructor the configs are passed to.
-        arch_name: ``arch_name(**config)`` is the registered name. The family's builder
-            names its models with the same function (``build_application(arch=...)``),
-            so a built model, its registry entry and its weight ids (``name.tag``)
-            always agree.
-        configs: the constructor arguments of each registered model.
-        description: one line per model; a string is formatted with the config
-            (``"Gated ResNet-{depth}"``), a function is called with it.
-        default_recipe: the recipe ``python -m training.train`` uses without
-            ``--recipe`` (a name of ``keras_gated.recipes.RECIPES``).
-        slow: True (or a function of the config returning True) for models too heavy
-            to build in the default test run; the tests over ``list_models()`` mark them
-            slow.
-
-    The released-weight configs of the family, if any, are the data file beside the
-    constructor's module (``preact_resnet.py`` -> ``preact_resnet.json``).
-    """
-    entries = []
-    for config in configs:
-        config = dict(config)
-        text = description(**config) if callable(description) else description.format(**config)
-        is_slow = slow(**config) if callable(slow) else slow
-        entries.append(
-            _add_entry(arch_name(**config), constructor, family, text, default_recipe,
-                       is_slow, config)
-        )
-    _register_family_cfgs(constructor)
-    return entries
+def register_entries(entries: Iterable[ModelEntry]) -> list[ModelEntry]:
+    """Register every entry of ``entries`` (a family's declared models), in order."""
+    return [add_entry(entry) for entry in entries]
 
 
 def unregister_model(name: str) -> ModelEntry:
@@ -156,17 +117,6 @@ def _takes_dropout(constructor: Callable[..., keras.Model]) -> bool:
     if valid is None:
         valid = inspect.signature(constructor).parameters
     return "dropout" in valid
-
-
-def _register_family_cfgs(constructor: Callable[..., keras.Model]) -> None:
-    """Register the released-weight configs kept beside the constructor's module
-    (``preact_resnet.py`` -> ``preact_resnet.json``), if it has any."""
-    module_file = getattr(sys.modules.get(constructor.__module__), "__file__", None)
-    if module_file is None:
-        return
-    data_file = Path(module_file).with_suffix(".json")
-    if data_file.is_file():
-        register_cfg_file(data_file)
 
 
 def is_model(name: str) -> bool:

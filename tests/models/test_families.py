@@ -12,6 +12,8 @@ import numpy as np
 import pytest
 
 import keras_gated as kg
+from keras_gated.models import family_spec
+from keras_gated.recipes import RECIPES
 from keras_gated.release.citations import bibtex, citation_keys
 from keras_gated.registry import get_model_entry
 from tests.conftest import ONCE_BACKEND
@@ -89,9 +91,29 @@ def test_round_trip(name, tmp_path):
 def test_every_registered_model_is_cited(name):
     """Its family declares the papers behind it, and their BibTeX entries exist."""
     keys = citation_keys(name)
-    assert keys, f"{name}: declare its papers in its family's spec (FamilySpec.citations)"
+    assert keys, f"{name}: declare its papers in its family's declaration (Family.citations)"
     entries = bibtex(name)
     assert all(entries.count(f"{{{key},") == 1 for key in keys)
+
+
+
+@pytest.mark.parametrize("family", [f.name for f in family_spec.specs()])
+def test_every_declaration_is_complete(family):
+    """A family's one declaration: its constructors are public, every name it registers
+    is built by one of them (or by its own ``register``), its recipes exist, its released
+    configs are a data file in its folder, and what it counts or converts is registered."""
+    declared = family_spec.get_spec(family)
+    entries = [get_model_entry(n) for n in kg.list_models()
+               if get_model_entry(n).family in declared.registry_families]
+    assert entries, f"{family} registers no model"
+    for name, constructor in zip(declared.public_names, declared.constructors):
+        assert getattr(kg, name) is constructor and name in kg.models.__all__
+    if declared.register is None:
+        assert {e.constructor for e in entries} <= set(declared.constructors)
+    assert all(e.default_recipe in RECIPES for e in entries)
+    if declared.released is not None:
+        assert declared.released.is_file() and declared.released.suffix == ".json"
+    assert set(declared.parameter_counts) <= set(kg.list_models())
 
 
 CIFAR = (32, 32, 3)

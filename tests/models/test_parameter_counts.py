@@ -3,7 +3,7 @@ against closed-form counts written here, never numbers read off a built model.
 
 ``EXPECTED`` must hold every registered name (or ``EXEMPT`` must say why not): a family
 that registers a model without a count fails ``test_every_registered_model_has_a_count``.
-A family may declare its counts in its spec (``FamilySpec.parameter_counts``); they join
+A family may declare its counts in its spec (``Family.parameter_counts``); they join
 ``EXPECTED``.
 """
 

@@ -12,7 +12,7 @@ import pytest
 import keras_gated as kg
 from keras_gated.model_args import parse_model_args
 from keras_gated.models.postact_resnet import SHORTCUT_VARIANTS, PostActUnit
-from keras_gated.models.postact_resnet.spec import parameter_count
+from keras_gated.models.postact_resnet import parameter_count
 from keras_gated.registry import get_model_entry
 from tests.helpers import assert_round_trip, images, to_numpy, trainable_count
 

@@ -6,16 +6,33 @@ The family's folder:
 * ``architectures.jsonl``: the compressed architectures, one JSON line each (name,
   source, removed blocks, budget, description, parameter count);
 * ``architectures.py``: reads and writes it;
-* ``compressed.py``: a constructor per line, which registers its name;
+* ``compressed.py``: a constructor per line, registered by the declaration;
 * ``compressed.json``: the configs of their released weights;
-* ``spec.py``: its declaration (``keras_gated.models.family_spec.FamilySpec``).
+* this file: its declaration (``keras_gated.models.family_spec.Family``): their papers
+  are their sources' (whose citation patterns match their names), their parameter
+  counts those recorded when they were released.
 """
 
-from keras_gated.models.compressed.architectures import CompressedArch  # noqa: F401
+from pathlib import Path
+
+from keras_gated.models.compressed.architectures import CompressedArch, read_architectures
 from keras_gated.models.compressed.compressed import (  # noqa: F401
     compressed_constructor,
     register_compressed,
+    register_released,
     registered,
     unregister_compressed,
 )
-from keras_gated.models.compressed.spec import SPEC  # noqa: F401
+from keras_gated.models.family_spec import Family, declare
+
+FAMILY = declare(Family(
+    name="compressed",
+    registry_family_names=("compressed",),
+    register=register_released,  # one constructor per line of architectures.jsonl
+    released=Path(__file__).with_name("compressed.json"),
+    parameter_counts={arch.name: arch.parameters for arch in read_architectures()
+                      if arch.parameters is not None},
+))
+
+__all__ = ["CompressedArch", "compressed_constructor", "register_compressed",
+           "register_released", "registered", "unregister_compressed", "FAMILY"]

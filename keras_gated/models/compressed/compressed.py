@@ -119,5 +119,7 @@ def __getattr__(name: str) -> Callable[..., keras.Model]:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
 
 
-for _arch in read_architectures():
-    register_compressed(_arch)
+def register_released() -> list[ModelEntry]:
+    """Register every architecture of ``architectures.jsonl`` (the family's declaration
+    calls this once its sources are registered)."""
+    return [register_compressed(arch) for arch in read_architectures()]

@@ -19,7 +19,7 @@ ReLU before the addition. Dense layers before a BN have no bias (BN's β replace
 
 from __future__ import annotations
 
-import functools
+import re
 from typing import Any
 
 import keras
@@ -34,7 +34,6 @@ from keras_gated.models.builder import (
     build_application,
     public_constructor,
 )
-from keras_gated.registry import register_family
 
 REGISTERED_DEPTHS = (2, 10, 20, 50, 100)
 _PREFIX = {
@@ -235,20 +234,12 @@ HighwayFC.__doc__ = (
     + "        kernel_initializer: of the H and T weights (He et al. 2015, as in the paper).\n"
 )
 
-_CONSTRUCTORS = {
-    "plainnet": (PlainNet, "Plain FC net"),
-    "gplainnet": (GPlainNet, "Gated plain FC net"),
-    "resnetfc": (ResNetFC, "Residual FC net"),
-    "gresnetfc": (GResNetFC, "Gated residual FC net"),
-    "highwayfc": (HighwayFC, "Highway FC net"),
-}
-for _prefix, (_constructor, _title) in _CONSTRUCTORS.items():
-    register_family(
-        "fc",
-        _constructor,
-        arch_name=functools.partial(fc_net_name, _prefix),
-        configs=[{"depth": depth} for depth in REGISTERED_DEPTHS],
-        description=f"{_title}, {{depth}} middle layers of {DEFAULT_UNITS} units, 28x28x1 input",
-        default_recipe="rg_mnist_fc",
-        slow=lambda depth: depth >= 50,  # the 2- to 20-layer nets are the quick ones
-    )
+
+# A residual FC net's block ends in Add([branch, input]) named block<i>: the residual
+# form of a Residual Gate with g(k) = 1, which gate() puts in its place.
+_MERGE_NAME = re.compile(r"^block\d+$")
+
+
+def is_residual_merge(layer: keras.layers.Layer) -> bool:
+    """Whether ``layer`` is the Add that ends a residual FC block."""
+    return isinstance(layer, keras.layers.Add) and bool(_MERGE_NAME.match(layer.name))

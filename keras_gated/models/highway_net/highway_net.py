@@ -36,7 +36,6 @@ from keras_gated.models.resnet.resnet import (
     imagenet_stages,
     imagenet_stem,
 )
-from keras_gated.registry import register_family
 
 # (width, highway layers) per stage; a max-pool follows every stage but the last.
 STAGES = ((32, 4), (80, 5), (128, 5))
@@ -97,15 +96,6 @@ def HighwayNet(
         head_dropout=DROPOUT,
         head_initializer=keras.initializers.RandomNormal(stddev=0.05),
     )
-
-
-register_family(
-    "highway_net",
-    HighwayNet,
-    arch_name=highwaynet_name,
-    description="19-layer convolutional Highway net (Srivastava et al. 2015, Table 1), CIFAR",
-    default_recipe="highway_cifar",
-)
 
 
 # -- The 50-layer ImageNet Highway net (Greff, Srivastava & Schmidhuber 2017, Table 1b) --
@@ -175,17 +165,3 @@ def HighwayNet50(
         spec=IMAGENET_INPUT,
         **application,
     )
-
-
-register_family(
-    "highway_net",
-    HighwayNet50,
-    arch_name=highwaynet50_name,
-    configs=[{"variant": "highway"}, {"variant": "final_relu"}],
-    description=lambda variant: {
-        "highway": "50-layer conv Highway net (Greff et al. 2017 Table 1b), ResNet-50 size",
-        "final_relu": "50-layer conv Highway-Full net (H ends in ReLU), Greff et al. 2017",
-    }[variant],
-    default_recipe="imagenet_resnet",
-    slow=True,  # ImageNet size
-)

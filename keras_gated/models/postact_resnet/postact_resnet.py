@@ -42,12 +42,12 @@ from keras_gated.models.builder import (
 )
 from keras_gated.models.postact_resnet.postact_unit import (
     DOWNSAMPLE_TYPES,
+    GATED_VARIANTS,
     SHORTCUT_VARIANTS,
     PostActUnit,
     check_downsample,
     check_shortcut_variant,
 )
-from keras_gated.registry import register_family
 
 __all__ = [
     "DOWNSAMPLE_TYPES",
@@ -57,6 +57,7 @@ __all__ = [
     "PostActResNet110",
     "PostActUnit",
     "postact_resnet_features",
+    "parameter_count",
     "postact_resnet_name",
     "units_per_stage",
 ]
@@ -187,18 +188,26 @@ def PostActResNet110(**kwargs: Any) -> keras.Model:
     return PostActResNet(TABLE1_DEPTH, **kwargs)
 
 
-register_family(
-    "postact_resnet",
-    PostActResNet,
-    arch_name=postact_resnet_name,
-    configs=[{"depth": depth} for depth in NAMED_DEPTHS]
-    + [{"depth": TABLE1_DEPTH, "shortcut": variant} for variant in SHORTCUT_VARIANTS[1:]],
-    description=lambda depth, shortcut="original": (
-        f"Original (post-activation) ResNet-{depth} (He et al. 2015), CIFAR"
-        if shortcut == "original"
-        else f"ResNet-{depth}, {shortcut.replace('_', ' ')} shortcuts (He et al. 2016, "
-        "Table 1), CIFAR"
-    ),
-    default_recipe="preact_cifar",
-    slow=lambda depth, shortcut="original": depth >= 110,
-)
+def parameter_count(depth: int, shortcut: str = "original", downsample: str = "zeropad",
+                    classes: int = 10) -> int:
+    """Trainable parameters of ``PostActResNet(depth, shortcut)``, in closed form.
+
+    Stem conv 3·3·3·16 (no bias) and its BN (2·16); per unit c_in -> c: two 3×3
+    convolutions without bias, 9·c_in·c + 9·c·c, and their BNs, 2·2·c; a 1×1 shortcut
+    convolution and its BN, c_in·c + 2·c (every unit for ``conv1x1``, the shape-changing
+    units for ``downsample="projection"``); a gate convolution with bias, c_in·c + c
+    (gating variants); the head 64·classes + classes. The option-A shortcut, constant
+    scaling and dropout add nothing.
+    """
+    n = (depth - 2) // 6
+    total = 27 * 16 + 2 * 16
+    c_in = 16
+    for c in WIDTHS:
+        for _ in range(n):
+            total += 9 * c_in * c + 9 * c * c + 4 * c
+            if shortcut == "conv1x1" or (c_in != c and downsample == "projection"):
+                total += c_in * c + 2 * c
+            if shortcut in GATED_VARIANTS:
+                total += c_in * c + c
+            c_in = c
+    return total + c_in * classes + classes

@@ -27,7 +27,6 @@ the shape changes (``False``). Layer names (``stem_conv``, ``stage2_unit1``,
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Sequence
 from typing import Any
 
@@ -49,7 +48,6 @@ from keras_gated.models.builder import (
     defaults_of,
     public_constructor,
 )
-from keras_gated.registry import register_family
 
 STEM_FILTERS = 16
 
@@ -336,23 +334,3 @@ def GResNet1001(**kwargs: Any) -> keras.Model:
     Family arguments: those of ``PreActResNet`` (``block``, ``shortcut``), depth fixed.
     """
     return GResNet(1001, **kwargs)
-
-
-register_family(
-    "preact_resnet",
-    PreActResNet,
-    arch_name=functools.partial(preact_resnet_name, "preactresnet"),
-    configs=[{"depth": depth} for depth in NAMED_DEPTHS],
-    description="Pre-activation ResNet-{depth} (He et al. 2016), CIFAR",
-    default_recipe="preact_cifar",
-    slow=lambda depth: depth >= 110,
-)
-register_family(
-    "gresnet",
-    GResNet,
-    arch_name=functools.partial(preact_resnet_name, "gresnet"),
-    configs=[{"depth": depth} for depth in NAMED_DEPTHS],
-    description="Gated pre-activation ResNet-{depth} (Savarese & Figueiredo 2017), CIFAR",
-    default_recipe="preact_cifar",
-    slow=lambda depth: depth >= 110,
-)

@@ -13,7 +13,6 @@ GResNet-50 16 more (one k per block).
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -29,7 +28,6 @@ from keras_gated.models.builder import (
     build_application,
     public_constructor,
 )
-from keras_gated.registry import register_family
 
 BLOCKS_PER_STAGE = (3, 4, 6, 3)
 RESNET50_WIDTHS = (64, 128, 256, 512)
@@ -127,20 +125,3 @@ def GResNet50(
 
 for _constructor in (ResNet50, GResNet50):
     _constructor.__doc__ = _constructor.__doc__.format(warning=RANDOM_WEIGHTS_WARNING)
-
-register_family(
-    "resnet",
-    ResNet50,
-    arch_name=functools.partial(resnet50_name, False),
-    description="ResNet-50 (He et al. 2015, torchvision v1.5), baseline of Greff et al. 2017 Table 1b",
-    default_recipe="imagenet_resnet",
-    slow=True,  # ImageNet size
-)
-register_family(
-    "resnet",
-    GResNet50,
-    arch_name=functools.partial(resnet50_name, True),
-    description="ResNet-50 with Residual Gates (Savarese & Figueiredo 2017), ImageNet",
-    default_recipe="imagenet_resnet",
-    slow=True,
-)

@@ -15,7 +15,6 @@ Residual Gates Table 7 (Conv-ReLU-Conv-ReLU, biases on).
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 import keras
@@ -30,7 +29,6 @@ from keras_gated.models.builder import (
     renamed_arguments,
 )
 from keras_gated.models.preact_resnet.preact_resnet import preact_resnet_features
-from keras_gated.registry import register_family
 
 # (depth, widen factor) of the registered Wide ResNets: WRN Tables 5-6 and Residual Gates.
 REGISTERED_SIZES = ((16, 2), (16, 4), (16, 8), (28, 10), (40, 4), (40, 10), (52, 1))
@@ -127,34 +125,3 @@ def GWideResNet(
         k_init: the start value of every gate scalar k (1.0, the paper's).
     """
     return _wide_resnet(n, widen_factor, gate, "gwrn", dropout=dropout, **kwargs)
-
-
-_SIZES = [{"n": (depth - 4) // 6, "widen_factor": widen} for depth, widen in REGISTERED_SIZES]
-
-
-def _too_wide_for_quick_tests(n: int, widen_factor: int) -> bool:
-    return widen_factor >= 8  # WRN-16-8 and wider: 11 M parameters and more
-
-
-register_family(
-    "wide_resnet",
-    WideResNet,
-    arch_name=functools.partial(wrn_name, "wrn"),
-    configs=_SIZES,
-    description=lambda n, widen_factor: (
-        f"WRN-{wrn_depth(n)}-{widen_factor} (Zagoruyko & Komodakis 2016), CIFAR"
-    ),
-    default_recipe="wrn_cifar",
-    slow=_too_wide_for_quick_tests,
-)
-register_family(
-    "gwide_resnet",
-    GWideResNet,
-    arch_name=functools.partial(wrn_name, "gwrn"),
-    configs=_SIZES,
-    description=lambda n, widen_factor: (
-        f"Gated WRN-{wrn_depth(n)}-{widen_factor} (Savarese & Figueiredo 2017), CIFAR"
-    ),
-    default_recipe="wrn_cifar",
-    slow=_too_wide_for_quick_tests,
-)
