@@ -65,7 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
         ": its train split trains (less a validation part), its test split is measured"))
     p.add_argument("--freeze-backbone", action="store_true", help="train the new head only")
     p.add_argument("--train-examples", type=positive_int, help="use N training examples, drawn at random with --seed")
-    p.add_argument("--recipe", default="finetune", help="a recipe of keras_gated/recipes.py")
+    p.add_argument("--recipe", default="finetune", help="a recipe of keras_gated/training/recipes.py")
     p.add_argument("--epochs", type=positive_int, help="default: the recipe's (10 for "
                    "finetune), more for a small data set (at least 200 steps in all, 50 epochs at most)")
     p.add_argument("--batch-size", type=positive_int, help="default: the recipe's (128 for "
@@ -135,7 +135,7 @@ def suited_schedule(num_examples: int, batch_size: int, epochs: int) -> tuple[in
 def training_examples(total: int, args: argparse.Namespace) -> int:
     """How many of a training split's ``total`` examples train: ``--train-examples`` of
     them (at most all), less the ``--validation-split`` held out (as
-    ``training.build.split_validation`` holds it out)."""
+    ``keras_gated.training.build.split_validation`` holds it out)."""
     used = min(total, args.train_examples or total)
     return used - int(round(used * args.validation_split))
 
@@ -283,7 +283,7 @@ def write_zoo_folder(args: argparse.Namespace, model, zoo: Path, weight_id: str,
 def evaluation_pipelines(args: argparse.Namespace, built, engine: str) -> tuple:
     """``(val, test, test_info)``: the held-out and test batches of a fine-tuning run, the
     test images adapted to the backbone's input as the training images were."""
-    from training.data import adapt_source, load_split, make_pipeline
+    from keras_gated.training.pipeline import adapt_source, load_split, make_pipeline
 
     recipe, model = built.recipe, built.model
     test_ds, test_info = load_split(args.dataset, "test", engine)
@@ -304,10 +304,10 @@ def run(args: argparse.Namespace) -> int:
 
     from keras_gated.fast_path import describe_text
     from keras_gated.files import portable_record
-    from training.build import RunSettings, build_run, run_recipe
-    from training.data import engine_for, load_split
-    from training.loop import evaluate_metrics, fit_resumable, write_metrics
-    from training.run_dir import (
+    from keras_gated.training.build import RunSettings, build_run, run_recipe
+    from keras_gated.training.pipeline import engine_for, load_split
+    from keras_gated.training.loop import evaluate_metrics, fit_resumable, write_metrics
+    from keras_gated.training.run_dir import (
         START_AGAIN,
         check_fingerprint,
         check_zoo_subfolder,

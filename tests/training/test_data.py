@@ -7,12 +7,12 @@ import dataclasses
 import numpy as np
 import pytest
 
-from keras_gated.recipes import get_recipe
+from keras_gated.training.recipes import get_recipe
 from tests.helpers import needs_tensorflow, tensorflow_installed
-from training.data import load_split, make_pipeline, random_subset
-from training.tf_augment import augment
-from training.numpy_engine import ArraySource, NumpyBatches
-from keras_gated.transforms import Transforms, augment_batch, pad_batch
+from keras_gated.training.pipeline import load_split, make_pipeline, random_subset
+from keras_gated.training.tf_augment import augment
+from keras_gated.training.numpy_engine import ArraySource, NumpyBatches
+from keras_gated.training.transforms import Transforms, augment_batch, pad_batch
 
 if tensorflow_installed():
     import tensorflow as tf
@@ -68,7 +68,7 @@ def test_mean_padding_fills_the_border_with_the_normalisation_mean():
 
 def test_normalisation_mean_is_read_from_the_model():
     import keras_gated as kg
-    from training.data import normalisation_mean
+    from keras_gated.training.pipeline import normalisation_mean
 
     np.testing.assert_allclose(normalisation_mean(kg.GResNet(8)), [125.3, 123.0, 113.9], rtol=1e-6)
     assert normalisation_mean(kg.PlainNet(2)) == 0.0
@@ -142,7 +142,7 @@ def test_tf_epochs_are_a_function_of_the_seed_and_the_epoch():
     reaches it after epochs 0 .. e-1 or starts there (a resumed run), and differs from
     the epochs before it."""
     tf = pytest.importorskip("tensorflow", reason="the tf.data engine needs TensorFlow")
-    from training.tf_epochs import SeededEpochs
+    from keras_gated.training.tf_epochs import SeededEpochs
 
     x = np.random.default_rng(0).integers(0, 256, (40, 8, 8, 3), dtype=np.uint8)
     ds = tf.data.Dataset.from_tensor_slices((x, np.arange(40, dtype="int64")))
@@ -212,7 +212,7 @@ def test_fit_sees_each_epochs_batches_in_order_even_after_an_abandoned_iteration
     """Keras (on JAX and PyTorch) reads one batch to build an unbuilt model, then starts
     the epoch again; and a run stopped mid-epoch abandons what was read ahead. Either
     way ``fit`` must see every epoch's batches exactly in that epoch's order."""
-    from training.callbacks import DataEpoch
+    from keras_gated.training.callbacks import DataEpoch
 
     source, _ = _source(40)
     pipeline = NumpyBatches(source, Transforms(8, shuffle=True, seed=5), workers=workers)

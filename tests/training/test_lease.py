@@ -16,7 +16,7 @@ from training.lease.bootstrap import unpack_wheels
 from training.lease.compact_data import array_sha256, load_split, pack, unpack
 from training.lease.prepare import summarize
 from training.lease.run import size_schedule
-from training.schedules import WarmupLinearDecay, warmup_linear_decay
+from keras_gated.training.schedules import WarmupLinearDecay, warmup_linear_decay
 
 jax_only = pytest.mark.skipif(keras.backend.backend() != "jax",
                               reason="the compiled lease step is JAX's (the lease host has JAX)")
@@ -189,9 +189,9 @@ def test_the_compiled_step_gives_the_weights_fit_gives_on_the_same_batches():
     import jax.numpy as jnp
 
     import keras_gated as kg
-    from keras_gated.recipes import get_recipe
+    from keras_gated.training.recipes import get_recipe
     from training.lease.device_step import initial_state, make_train_step
-    from training.optim import apply_weight_decay, decayed_variables
+    from keras_gated.training.optimizers import apply_weight_decay, decayed_variables
 
     recipe = get_recipe("wrn_cifar_budget")
     rng = np.random.default_rng(0)
@@ -247,8 +247,8 @@ def test_the_augmentation_pads_crops_and_flips_each_image_on_its_own():
 
 
 def test_the_flagship_recipe_is_registered_with_a_budget_schedule():
-    from keras_gated.recipes import get_recipe
-    from training.optim import learning_rate_schedule
+    from keras_gated.training.recipes import get_recipe
+    from keras_gated.training.optimizers import learning_rate_schedule
 
     recipe = get_recipe("wrn_cifar_budget")
     assert recipe.lr_schedule == "warmup_linear" and recipe.dropout == 0.3
@@ -260,7 +260,7 @@ def test_the_flagship_recipe_is_registered_with_a_budget_schedule():
 def test_json_of_the_recipe_survives_the_bundle(tmp_path):
     import dataclasses
 
-    from keras_gated.recipes import get_recipe
+    from keras_gated.training.recipes import get_recipe
 
     record = {"recipe_fields": dataclasses.asdict(get_recipe("wrn_cifar_budget"))}
     bundle_io.write_bundle(tmp_path / "b", weights(), record, [])

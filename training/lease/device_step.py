@@ -13,7 +13,7 @@ compiles it once for the fixed batch shape, with its state buffers donated. The 
 sum, correct count and a "non-finite loss seen" flag accumulate on the device; the host
 reads them only when it reports, so no step waits on the host.
 
-The (λ/2)·‖w‖² term is what ``training.optim.apply_weight_decay`` attaches to the same
+The (λ/2)·‖w‖² term is what ``keras_gated.training.optimizers.apply_weight_decay`` attaches to the same
 variables as Keras regularisers, so the step computes the loss ``fit`` minimises.
 """
 

@@ -79,7 +79,7 @@ def learning_rate_fn(recipe):
     """η(t, T) of the recipe over T steps, for the compiled step (T a traced scalar)."""
     import jax.numpy as jnp
 
-    from training.schedules import warmup_linear_decay
+    from keras_gated.training.schedules import warmup_linear_decay
 
     if recipe.lr_schedule == "warmup_linear":
         return lambda t, total: warmup_linear_decay(t, recipe.learning_rate, total, recipe.warmup)
@@ -186,11 +186,11 @@ class LeaseRun:
 
         from keras_gated import create_model, get_model_entry
         from keras_gated.model_args import parse_model_args
-        from keras_gated.recipes import get_recipe
+        from keras_gated.training.recipes import get_recipe
         from training.lease.device_step import (
             Augmentation, initial_state, make_eval_step, make_train_step,
         )
-        from training.optim import decayed_variables
+        from keras_gated.training.optimizers import decayed_variables
 
         args = self.args
         self.t0 = time.time()

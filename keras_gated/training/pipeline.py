@@ -1,8 +1,8 @@
 """The input pipeline's engines: load a split for an engine, and run the pipeline that
-``keras_gated.transforms`` describes on it. Both feed ``model.fit`` on every backend.
+``keras_gated.training.transforms`` describes on it. Both feed ``model.fit`` on every backend.
 
 * ``numpy`` (the default; no TensorFlow): the split as numpy arrays, batches made by a
-  ``keras.utils.PyDataset`` (``training.numpy_engine``);
+  ``keras.utils.PyDataset`` (``keras_gated.training.numpy_engine``);
 * ``tf``: a ``tf.data`` pipeline (decode, cache, shuffle, batch, augment, prefetch);
   TensorFlow needed.
 
@@ -17,11 +17,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from keras_gated.recipes import Recipe
-from keras_gated.transforms import Transforms
-from training.numpy_engine import ArraySource, NumpyBatches
-from training.tf_augment import tf_engine_tensorflow as _tf
-from training.tf_epochs import SeededEpochs
+from keras_gated.training.recipes import Recipe
+from keras_gated.training.transforms import Transforms
+from keras_gated.training.numpy_engine import ArraySource, NumpyBatches
+from keras_gated.training.tf_augment import tf_engine_tensorflow as _tf
+from keras_gated.training.tf_epochs import SeededEpochs
 
 ENGINES = ("numpy", "tf")
 # The engine a run uses when it does not choose one (docs/data_engines.md: measured the
@@ -116,7 +116,7 @@ def make_pipeline(
 
     ``ds`` chooses the engine: an ``ArraySource`` gives a ``NumpyBatches`` (a
     ``keras.utils.PyDataset``), a ``tf.data.Dataset`` a ``tf.data`` pipeline (for
-    training, ``training.tf_epochs.SeededEpochs``: one per epoch, a function of ``seed``
+    training, ``keras_gated.training.tf_epochs.SeededEpochs``: one per epoch, a function of ``seed``
     and the epoch); both run ``Transforms.from_recipe(recipe, ...)``. ``pad_fill``: the
     padding value of ``pad_mode="mean"`` (see ``normalisation_mean``).
 

@@ -1,6 +1,6 @@
 """The input pipeline, described once: what happens to a split's images between the
-data set and ``model.fit``. The training engines (``training.data``'s ``tf.data`` engine,
-``training.numpy_engine``) and ``keras_gated.analysis.compress`` run this description;
+data set and ``model.fit``. The training engines (``keras_gated.training.pipeline``'s ``tf.data`` engine,
+``keras_gated.training.numpy_engine``) and ``keras_gated.analysis.compress`` run this description;
 none adds a step of its own.
 
 In order, for a training split:

@@ -1,16 +1,16 @@
 """The ``tf`` engine's augmentation: pad, random crop back to the input size, random
 horizontal flip, on whole batches (one vectorised crop and flip per batch). The random
 draws come from TensorFlow's stateful ops, or from a stateless seed pair so that a batch's
-augmentation is a function of it (``training.tf_epochs``)."""
+augmentation is a function of it (``keras_gated.training.tf_epochs``)."""
 
 from __future__ import annotations
 
-from keras_gated.recipes import Recipe
+from keras_gated.training.recipes import Recipe
 
 
 def tf_engine_tensorflow():
     """TensorFlow, or one sentence saying the tf.data engine needs it (the engine's one
-    import of it: ``training.data`` and ``training.tf_epochs`` use this too)."""
+    import of it: ``keras_gated.training.pipeline`` and ``keras_gated.training.tf_epochs`` use this too)."""
     from keras_gated.tensorflow_cpu import import_tensorflow
 
     return import_tensorflow("The tf.data engine (--data-engine tf)")

@@ -17,7 +17,7 @@ import keras
 
 from keras_gated.analysis.gate_log import GateLogger
 from keras_gated.gating import gate_variables
-from training.callbacks import (
+from keras_gated.training.callbacks import (
     AtomicModelCheckpoint,
     DataEpoch,
     EpochBackup,
@@ -32,9 +32,9 @@ from training.callbacks import (
     restore_backup,
     truncate_log,
 )
-from training.numpy_engine import NumpyBatches
-from training.run_dir import METRICS_FILE, disk_error, read_json, write_text_atomic
-from training.tf_epochs import SeededEpochs
+from keras_gated.training.numpy_engine import NumpyBatches
+from keras_gated.training.run_dir import METRICS_FILE, disk_error, read_json, write_text_atomic
+from keras_gated.training.tf_epochs import SeededEpochs
 
 GATES_FILE = "gates.csv"  # k and g(k) of every Residual Gate per epoch (gated nets only)
 

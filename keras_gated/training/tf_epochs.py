@@ -7,7 +7,7 @@ new process would see the first epoch's batches again. Here every random choice 
 epoch *e* is drawn from ``(seed, e)`` (the shuffle) and ``(seed, e, step)`` (the batch's
 crops and flips, with TensorFlow's stateless random ops): a run resumed at an epoch
 boundary trains on the batches the uninterrupted run trains on, as the numpy engine's
-do (``training.numpy_engine``).
+do (``keras_gated.training.numpy_engine``).
 
 ``fit`` takes ``from_epoch(first, last)``: epochs ``first .. last - 1`` one after the
 other in one dataset, with ``steps_per_epoch`` steps each.
@@ -18,8 +18,8 @@ from __future__ import annotations
 import copy
 import random
 
-from keras_gated.recipes import Recipe
-from training.tf_augment import augment, tf_engine_tensorflow as _tf
+from keras_gated.training.recipes import Recipe
+from keras_gated.training.tf_augment import augment, tf_engine_tensorflow as _tf
 
 # Epoch e of seed s shuffles with the seed s * EPOCH_STRIDE + e: distinct for every
 # (seed, epoch) pair of runs up to a million epochs long.
@@ -34,7 +34,7 @@ class SeededEpochs:
     ``ds``: ``(uint8 image, label)`` pairs, cached here once (decoded images); each epoch
     is the whole source in one order drawn from ``(seed, epoch)``, cut into batches of
     ``batch_size``, cast to float32 and augmented as ``recipe`` says
-    (``training.tf_augment.augment``, with the per-batch seed ``(seed * EPOCH_STRIDE + epoch,
+    (``keras_gated.training.tf_augment.augment``, with the per-batch seed ``(seed * EPOCH_STRIDE + epoch,
     step)``). ``seed`` None draws one from Python's ``random`` (seeded by
     ``keras.utils.set_random_seed``).
 
