@@ -7,15 +7,20 @@ import dataclasses
 import numpy as np
 import pytest
 
-from keras_gated.training.recipes import get_recipe
-from tests.helpers import needs_tensorflow, tensorflow_installed
-from keras_gated.training.pipeline import load_split, make_pipeline, random_subset
-from keras_gated.training.tf_augment import augment
 from keras_gated.training.numpy_engine import ArraySource, NumpyBatches
+from keras_gated.training.pipeline import load_split, make_pipeline, random_subset
+from keras_gated.training.recipes import get_recipe
+from keras_gated.training.tf_augment import augment
 from keras_gated.training.transforms import Transforms, augment_batch, pad_batch
+from tests.helpers import needs_tensorflow, tensorflow_installed
 
 if tensorflow_installed():
     import tensorflow as tf
+
+
+def _train_transforms(recipe, fill=0.0):
+    """The training pipeline's ``Transforms`` of ``recipe`` (what ``make_pipeline`` runs)."""
+    return Transforms.from_recipe(recipe, training=True, batch_size=1, pad_fill=fill)
 
 
 def _ds(n=10, shape=(8, 8, 3)):
@@ -49,7 +54,7 @@ def test_reflect_pad_crop_stays_inside_the_reflected_image():
     windows = {padded[i:i + 8, j:j + 8].tobytes() for i in range(9) for j in range(9)}
     outputs = set()
     for _ in range(20):
-        out = augment(image, recipe).numpy()
+        out = augment(image, _train_transforms(recipe)).numpy()
         assert out.shape == (8, 8, 1) and out.tobytes() in windows
         outputs.add(out.tobytes())
     assert len(outputs) > 1  # the crop is random
@@ -61,7 +66,7 @@ def test_mean_padding_fills_the_border_with_the_normalisation_mean():
     assert recipe.pad_mode == "mean"
     image = tf.fill((8, 8, 3), 7.0)
     fill = [10.0, 20.0, 30.0]
-    outs = [augment(image, recipe, fill).numpy() for _ in range(20)]
+    outs = [augment(image, _train_transforms(recipe, fill)).numpy() for _ in range(20)]
     values = {tuple(px) for out in outs for px in out.reshape(-1, 3).tolist()}
     assert values <= {(7.0, 7.0, 7.0), (10.0, 20.0, 30.0)} and (10.0, 20.0, 30.0) in values
 
@@ -78,7 +83,7 @@ def test_normalisation_mean_is_read_from_the_model():
 def test_flip_only():
     recipe = dataclasses.replace(get_recipe("wrn_cifar"), pad=0)
     image = tf.cast(tf.reshape(tf.range(6), (1, 6, 1)), tf.float32)
-    seen = {augment(image, recipe).numpy().ravel().tolist()[0] for _ in range(30)}
+    seen = {augment(image, _train_transforms(recipe)).numpy().ravel().tolist()[0] for _ in range(30)}
     assert seen == {0, 5}
 
 
@@ -87,7 +92,7 @@ def test_batch_augmentation_crops_and_flips_each_image_on_its_own():
     recipe = dataclasses.replace(get_recipe("wrn_cifar"), pad_mode="constant")
     images = tf.random.uniform((32, 6, 6, 1), 1, 255, seed=0)
     padded = tf.pad(images, [[0, 0], [4, 4], [4, 4], [0, 0]]).numpy()
-    out = augment(images, recipe).numpy()
+    out = augment(images, _train_transforms(recipe)).numpy()
     assert out.shape == (32, 6, 6, 1)
     placements = set()
     for i in range(32):

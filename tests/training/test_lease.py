@@ -230,14 +230,15 @@ def test_the_augmentation_pads_crops_and_flips_each_image_on_its_own():
     import jax
     import jax.numpy as jnp
 
-    from training.lease.device_step import Augmentation, augment
+    from keras_gated.training.transforms import Transforms
+    from training.lease.device_step import augment
 
     images = jnp.asarray(np.random.default_rng(0).integers(0, 256, (64, 8, 8, 3)), jnp.float32)
-    out = np.asarray(augment(images, jax.random.PRNGKey(1), Augmentation(2, "reflect", True)))
+    out = np.asarray(augment(images, jax.random.PRNGKey(1), Transforms(64, pad=2, pad_mode="reflect", flip=True)))
     assert out.shape == images.shape
     changed = [not np.array_equal(out[i], np.asarray(images[i])) for i in range(64)]
     assert 0 < sum(changed) <= 64
-    same = np.asarray(augment(images, jax.random.PRNGKey(1), Augmentation()))
+    same = np.asarray(augment(images, jax.random.PRNGKey(1), Transforms(64)))
     assert np.array_equal(same, np.asarray(images))
     # every output is a crop of the reflect-padded image, or its mirror
     padded = np.pad(np.asarray(images), ((0, 0), (2, 2), (2, 2), (0, 0)), mode="reflect")

@@ -187,8 +187,9 @@ class LeaseRun:
         from keras_gated import create_model, get_model_entry
         from keras_gated.model_args import parse_model_args
         from keras_gated.training.recipes import get_recipe
+        from keras_gated.training.transforms import Transforms
         from training.lease.device_step import (
-            Augmentation, initial_state, make_eval_step, make_train_step,
+            initial_state, make_eval_step, make_train_step,
         )
         from keras_gated.training.optimizers import decayed_variables
 
@@ -212,7 +213,8 @@ class LeaseRun:
         self.step = make_train_step(
             self.model, optimizer, decayed=decayed_variables(self.model, recipe),
             weight_decay=recipe.weight_decay,
-            aug=Augmentation(recipe.pad, recipe.pad_mode, recipe.flip),
+            transforms=Transforms.from_recipe(recipe, training=True, batch_size=self.batch,
+                                              seed=args.seed, drop_remainder=True),
             learning_rate=learning_rate_fn(recipe),
         )
         keras.config.set_dtype_policy("float32")
