@@ -22,6 +22,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from keras_gated.registry import get_model_entry
+from keras_gated.training.recipes import RECIPES, get_recipe
+
 FIELDS_IN_FINGERPRINT = ("model", "dataset", "epochs", "batch_size", "seed", "model_args",
                          "validation_split", "lr", "clip_norm", "train_examples",
                          "validation_seeded")
@@ -68,8 +71,6 @@ class RunSettings:
 def default_recipe_name(entry) -> str:
     """The recipe a model trains with when none is named: its registry entry's."""
     if entry.default_recipe is None:
-        from keras_gated.training.recipes import RECIPES
-
         raise ValueError(
             f"{entry.name} has no default recipe; pass --recipe ({', '.join(RECIPES)})."
         )
@@ -79,12 +80,8 @@ def default_recipe_name(entry) -> str:
 def run_recipe(settings: RunSettings):
     """The recipe as the run uses it: the named recipe (or the model's), its schedule scaled
     to ``settings.epochs``, with the run's batch size, ``lr`` and ``clip_norm``."""
-    from keras_gated.training.recipes import get_recipe
-
     name = settings.recipe
     if name is None:
-        from keras_gated.registry import get_model_entry
-
         name = default_recipe_name(get_model_entry(settings.model))
     recipe = get_recipe(name).with_epochs(settings.epochs)
     recipe = dataclasses.replace(recipe, batch_size=settings.batch_size or recipe.batch_size)
@@ -124,7 +121,7 @@ def split_validation(train_ds, train_info, fraction_held_out: float | None,
     else:
         note = (f"{held_out} training examples held out at random (fraction "
                 f"{fraction_held_out:g}, seed {seed})")
-        from keras_gated.training.pipeline import shuffled_once
+        from keras_gated.training.pipeline import shuffled_once  # imports Keras: see build_run
 
         train_ds = shuffled_once(train_ds, total, seed)
     val_info = dataclasses.replace(train_info, num_examples=held_out, note=note)
@@ -168,11 +165,14 @@ def build_run(settings: RunSettings, *, make_model: Callable[[Any], Any] | None 
     """
     import contextlib
 
+    # Keras and the modules that import it, here: the command lines read this module
+    # before they choose the backend, which must be set before Keras is imported.
     import keras
 
-    from keras_gated.registry import get_model_entry
-    from keras_gated.training.pipeline import adapt_source, load_split, make_pipeline, normalisation_mean, random_subset
     from keras_gated.training.optimizers import apply_weight_decay, make_optimizer
+    from keras_gated.training.pipeline import (
+        adapt_source, load_split, make_pipeline, normalisation_mean, random_subset,
+    )
 
     recipe = run_recipe(settings)
     keras.utils.set_random_seed(settings.seed)

@@ -6,6 +6,7 @@ installed), NaN stop, then ``metrics.json``."""
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import json
 import os
 import platform
@@ -17,6 +18,7 @@ import keras
 
 from keras_gated.analysis.gate_log import GateLogger
 from keras_gated.gating import gate_variables
+from keras_gated.tensorflow_cpu import tensorflow_available
 from keras_gated.training.callbacks import (
     AtomicModelCheckpoint,
     DataEpoch,
@@ -78,10 +80,6 @@ def hardware() -> str:
 def tensorboard_available() -> bool:
     """Whether Keras's TensorBoard callback can write here: it needs TensorFlow (and
     tensorboard); without them a run writes log.csv and gates.csv only."""
-    import importlib.util
-
-    from keras_gated.tensorflow_cpu import tensorflow_available
-
     try:
         return tensorflow_available() and importlib.util.find_spec("tensorboard") is not None
     except (ImportError, ValueError):
