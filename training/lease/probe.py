@@ -41,12 +41,12 @@ def probe_keras(model_name: str, batches: list[int], seconds: float, out: Path |
     import keras
 
     from keras_gated import create_model
+    from keras_gated.training.optimizers import decayed_variables
     from keras_gated.training.recipes import get_recipe
     from keras_gated.training.transforms import Transforms
     from training.lease.device_step import (
         initial_state, make_eval_step, make_train_step,
     )
-    from keras_gated.training.optimizers import decayed_variables
 
     _emit({"what": "host", "devices": [str(d) for d in jax.devices()], "jax": jax.__version__,
            "keras": keras.__version__, "wheels": wheels}, out)

@@ -40,6 +40,8 @@ import sys
 import time
 from pathlib import Path
 
+# Keras, JAX and the library's modules are imported inside the functions below: on the
+# host, Keras may first come from the carried wheels (``carried_site``).
 STARTED = time.time()  # the command's start: the deadline counts from here
 LEASE_DIR = Path(".lease")
 PROGRESS_SECONDS = 20.0
@@ -186,12 +188,12 @@ class LeaseRun:
 
         from keras_gated import create_model, get_model_entry
         from keras_gated.model_args import parse_model_args
+        from keras_gated.training.optimizers import decayed_variables
         from keras_gated.training.recipes import get_recipe
         from keras_gated.training.transforms import Transforms
         from training.lease.device_step import (
             initial_state, make_eval_step, make_train_step,
         )
-        from keras_gated.training.optimizers import decayed_variables
 
         args = self.args
         self.t0 = time.time()
