@@ -8,7 +8,7 @@ Each launch is one ``python -m benchmarks.measure --impl keras --data MODE`` pro
 
 * ``--data synthetic``: ``model.fit`` on random numpy arrays held in memory (what
   ``benchmarks.run`` measures);
-* ``--data cifar10``: ``model.fit`` on the training split through ``training.data.
+* ``--data cifar10``: ``model.fit`` on the training split through ``keras_gated.training.pipeline.
   make_pipeline``, built exactly as ``python -m training.train`` builds it, on the engine
   of ``--data-engine`` (numpy: the split decoded into memory, a ``keras.utils.PyDataset``
   that shuffles, pads, crops and flips per batch; tf: ``tf.data`` with its cache filled
@@ -58,12 +58,12 @@ def training_pipeline(model, model_name: str, batch_size: int, *, examples: int 
     """The augmented CIFAR-10 training pipeline that ``training.train`` feeds ``model``
     (registered as ``model_name``; its default recipe), after one full pass.
     ``examples``: only the first N images of the split (small test runs); default all.
-    ``engine``: ``numpy`` or ``tf`` (``training.data``; default ``$KERAS_GATED_BENCH_DATA_ENGINE``,
+    ``engine``: ``numpy`` or ``tf`` (``keras_gated.training.pipeline``; default ``$KERAS_GATED_BENCH_DATA_ENGINE``,
     else the training default). For the numpy engine the cache fill is the decode of the
     split into memory."""
-    from keras_gated.recipes import get_recipe
+    from keras_gated.training.recipes import get_recipe
     from keras_gated.registry import get_model_entry
-    from training.data import check_engine, load_split, make_pipeline, normalisation_mean
+    from keras_gated.training.pipeline import check_engine, load_split, make_pipeline, normalisation_mean
     from training.train import default_recipe_name
 
     engine = check_engine(engine or os.environ.get(ENGINE_VARIABLE))
@@ -109,7 +109,7 @@ def pipeline_alone(model_name: str, batch_size: int, *, examples: int | None = N
         cpu.append(1e6 * (time.process_time() - used) / real.num_examples)
         if hasattr(real.dataset, "on_epoch_end"):
             real.dataset.on_epoch_end()
-    from training.data import check_engine
+    from keras_gated.training.pipeline import check_engine
 
     return {"model": model_name, "batch": batch_size, "examples": real.num_examples, "epochs": epochs,
             "engine": check_engine(engine or os.environ.get(ENGINE_VARIABLE)),

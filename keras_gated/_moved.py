@@ -43,7 +43,9 @@ MOVED: dict[str, tuple[str, ...]] = {
     "keras_gated.pretrained.shards": ("keras_gated.weights.shards",),
     "keras_gated.pretrained.sources": ("keras_gated.weights.sources",),
     "keras_gated.pretrained.zoo_folder": ("keras_gated.release.zoo_folder",),
+    "keras_gated.recipes": ("keras_gated.training.recipes",),
     "keras_gated.registry.weights": ("keras_gated.weights.registered",),
+    "keras_gated.transforms": ("keras_gated.training.transforms",),
 }
 
 

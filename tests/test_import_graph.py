@@ -72,7 +72,7 @@ def test_the_package_has_no_import_cycle():
 # What the weights package may import of keras_gated: itself and the leaf modules that import
 # nothing of the package; the models, the registry and the command line call it instead.
 WEIGHTS_MAY_IMPORT = ("keras_gated.weights", "keras_gated.layers", "keras_gated.errors",
-                      "keras_gated.recipes", "keras_gated.flops", "keras_gated._lazy")
+                      "keras_gated.training.recipes", "keras_gated.flops", "keras_gated._lazy")
 
 
 def test_the_weights_package_imports_nothing_above_it():
@@ -165,7 +165,7 @@ def importers_of(package: str, modules: dict[str, Path], among: str) -> set[str]
 
 def test_the_rules_are_read_from_real_imports():
     modules = all_modules()
-    assert {"training.train", "training.build", "experiments.tools.records",
+    assert {"training.train", "keras_gated.training.build", "experiments.tools.records",
             "keras_gated.gating"} <= set(modules)
     assert unit("keras_gated.analysis.prune") == unit("keras_gated.analysis.lesion")
     assert unit("keras_gated.gating") != unit("keras_gated.analysis.prune")

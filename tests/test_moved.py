@@ -33,7 +33,9 @@ SAMPLES = {
     "keras_gated.pretrained.shards": ("shard_names", "keras_gated.weights.shards"),
     "keras_gated.pretrained.sources": ("sha256_of", "keras_gated.weights.sources"),
     "keras_gated.pretrained.zoo_folder": ("save_zoo_folder", "keras_gated.release.zoo_folder"),
+    "keras_gated.recipes": ("get_recipe", "keras_gated.training.recipes"),
     "keras_gated.registry.weights": ("list_pretrained", "keras_gated.weights.registered"),
+    "keras_gated.transforms": ("augment_batch", "keras_gated.training.transforms"),
 }
 
 CHECK = """

@@ -8,7 +8,7 @@ import pytest
 import keras_gated as kg
 from keras_gated.flops import count_macs
 from keras_gated.weights import PlannedWeightsError, get_pretrained_cfg, list_pretrained
-from keras_gated.recipes import get_recipe
+from keras_gated.training.recipes import get_recipe
 
 PLANNED = list_pretrained(planned=True)
 

@@ -4,9 +4,9 @@ import keras
 import numpy as np
 import pytest
 
-from training.optim import learning_rate_schedule, make_optimizer
+from keras_gated.training.optimizers import learning_rate_schedule, make_optimizer
 import keras_gated as kg
-from keras_gated.recipes import RECIPES, Recipe, get_recipe
+from keras_gated.training.recipes import RECIPES, Recipe, get_recipe
 from training.train import recipe_settings
 
 

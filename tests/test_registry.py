@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 import keras_gated as kg
-from keras_gated.recipes import RECIPES
+from keras_gated.training.recipes import RECIPES
 from keras_gated.models.family_spec import Family, Models, declare, declared, undeclare
 from keras_gated.registry import get_model_entry, register_model, unregister_model
 from tests.helpers import trainable_count

@@ -267,7 +267,7 @@ def test_what_a_run_needs_to_resume_can_be_committed_in_flight(tmp_path):
     import keras
 
     from keras_gated.analysis.compress_training import RunBackup
-    from training.callbacks import EpochBackup
+    from keras_gated.training.callbacks import EpochBackup
 
     model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(2)])
     model.compile(optimizer="sgd", loss="mse")

@@ -1,5 +1,6 @@
-"""Training for keras-gated: paper recipes, the input pipeline, distribution strategies,
-``python -m training.train`` and ``python -m training.finetune``."""
+"""The training command lines of keras-gated (``python -m training.train``,
+``training.finetune``, ``training.release*``, ``training.lease``); the engine they drive
+is the library's ``keras_gated.training``."""
 
 import os
 import platform

@@ -60,7 +60,7 @@ DATA_ENGINES = ("numpy", "tf")
 
 def add_data_engine_argument(parser: argparse.ArgumentParser) -> None:
     """``--data-engine numpy|tf``: the engine that runs the input pipeline
-    (``training.data``). Default: numpy, or tf for a tf.distribute strategy."""
+    (``keras_gated.training.pipeline``). Default: numpy, or tf for a tf.distribute strategy."""
     parser.add_argument("--data-engine", choices=DATA_ENGINES, default=None,
                         help="input pipeline engine: numpy (keras.utils.PyDataset, no "
                              "TensorFlow needed; the default) or tf (tf.data; the default "
@@ -68,7 +68,7 @@ def add_data_engine_argument(parser: argparse.ArgumentParser) -> None:
 
 
 def add_time_limit_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--time-limit MINUTES`` and ``--shard-mb N`` (``training.loop.fit_resumable``)."""
+    """``--time-limit MINUTES`` and ``--shard-mb N`` (``keras_gated.training.loop.fit_resumable``)."""
     parser.add_argument("--time-limit", type=positive_float, metavar="MINUTES",
                         help="stop after the step that would run past MINUTES, write a backup "
                              "and exit 0; the same command goes on from that step (numpy "

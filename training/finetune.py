@@ -35,7 +35,19 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
+# The library's modules that import Keras are imported inside the functions below: the
+# backend (--backend) is set from the command line first (``training.arguments.run_main``).
 from keras_gated.cli import dataset_help
+from keras_gated.files import portable_path, portable_record, portable_text
+from keras_gated.training.build import RunSettings, build_run, run_recipe
+from keras_gated.training.run_dir import (
+    START_AGAIN,
+    check_fingerprint,
+    check_run_files,
+    check_zoo_subfolder,
+    finished_run,
+    open_run_folder,
+)
 from training.arguments import (
     add_data_engine_argument,
     command_line,
@@ -43,7 +55,7 @@ from training.arguments import (
     positive_int,
     run_main,
 )
-from training.train import fraction
+from training.train import dataset_key, fraction, recipe_settings
 
 # A weight id is ``name.tag`` in lower case (as keras_gated.weights requires).
 WEIGHT_ID = re.compile(r"^[a-z0-9_]+\.[a-z0-9_]+$")
@@ -65,7 +77,7 @@ def build_parser() -> argparse.ArgumentParser:
         ": its train split trains (less a validation part), its test split is measured"))
     p.add_argument("--freeze-backbone", action="store_true", help="train the new head only")
     p.add_argument("--train-examples", type=positive_int, help="use N training examples, drawn at random with --seed")
-    p.add_argument("--recipe", default="finetune", help="a recipe of keras_gated/recipes.py")
+    p.add_argument("--recipe", default="finetune", help="a recipe of keras_gated/training/recipes.py")
     p.add_argument("--epochs", type=positive_int, help="default: the recipe's (10 for "
                    "finetune), more for a small data set (at least 200 steps in all, 50 epochs at most)")
     p.add_argument("--batch-size", type=positive_int, help="default: the recipe's (128 for "
@@ -135,7 +147,7 @@ def suited_schedule(num_examples: int, batch_size: int, epochs: int) -> tuple[in
 def training_examples(total: int, args: argparse.Namespace) -> int:
     """How many of a training split's ``total`` examples train: ``--train-examples`` of
     them (at most all), less the ``--validation-split`` held out (as
-    ``training.build.split_validation`` holds it out)."""
+    ``keras_gated.training.build.split_validation`` holds it out)."""
     used = min(total, args.train_examples or total)
     return used - int(round(used * args.validation_split))
 
@@ -210,7 +222,7 @@ def build_finetune_model(name: str, weights: str, classes: int, freeze_backbone:
     """
     import keras
 
-    from keras_gated.registry import create_model
+    from keras_gated.registry import create_model  # looked up when called: tests replace it
 
     backbone = create_model(name, weights=None if from_scratch(weights) else weights,
                             include_top=False, pooling="avg")
@@ -225,7 +237,7 @@ def build_finetune_model(name: str, weights: str, classes: int, freeze_backbone:
 def finetune_record(args: argparse.Namespace, command: str, recipe, batch_size: int,
                     built) -> dict:
     """What ``metrics.json`` says of how a fine-tuned net was made, beside its accuracy."""
-    from keras_gated.fast_path import describe
+    from keras_gated.fast_path import describe  # imports Keras: after run_main set the backend
 
     model, train_info = built.model, built.train_info
     return {
@@ -254,8 +266,7 @@ def write_zoo_folder(args: argparse.Namespace, model, zoo: Path, weight_id: str,
     failure removes what was begun, and the rerun writes it again."""
     import shutil
 
-    from keras_gated.files import portable_text
-    from keras_gated.release.zoo_folder import save_zoo_folder
+    from keras_gated.release.zoo_folder import save_zoo_folder  # imports Keras: after run_main set the backend
 
     train_info = built.train_info
     input_shape = tuple(model.inputs[0].shape[1:])
@@ -283,7 +294,7 @@ def write_zoo_folder(args: argparse.Namespace, model, zoo: Path, weight_id: str,
 def evaluation_pipelines(args: argparse.Namespace, built, engine: str) -> tuple:
     """``(val, test, test_info)``: the held-out and test batches of a fine-tuning run, the
     test images adapted to the backbone's input as the training images were."""
-    from training.data import adapt_source, load_split, make_pipeline
+    from keras_gated.training.pipeline import adapt_source, load_split, make_pipeline  # imports Keras: after run_main set the backend
 
     recipe, model = built.recipe, built.model
     test_ds, test_info = load_split(args.dataset, "test", engine)
@@ -300,22 +311,12 @@ def evaluation_pipelines(args: argparse.Namespace, built, engine: str) -> tuple:
 
 
 def run(args: argparse.Namespace) -> int:
+    # Keras and the modules that import it: after run_main set the backend.
     import keras
 
     from keras_gated.fast_path import describe_text
-    from keras_gated.files import portable_record
-    from training.build import RunSettings, build_run, run_recipe
-    from training.data import engine_for, load_split
-    from training.loop import evaluate_metrics, fit_resumable, write_metrics
-    from training.run_dir import (
-        START_AGAIN,
-        check_fingerprint,
-        check_zoo_subfolder,
-        check_run_files,
-        finished_run,
-        open_run_folder,
-    )
-    from training.train import dataset_key, recipe_settings
+    from keras_gated.training.loop import evaluate_metrics, fit_resumable, write_metrics
+    from keras_gated.training.pipeline import engine_for, load_split
 
     if from_scratch(args.weights) and args.freeze_backbone:
         raise ValueError("--freeze-backbone with --weights none would train a head on random "
@@ -400,8 +401,6 @@ def check_command(arch: str, folder: Path, dataset: str) -> str:
     named as ``keras_gated.files.portable_path`` names them."""
     import shlex
 
-    from keras_gated.files import portable_path
-
     data = portable_path(dataset) if Path(dataset).expanduser().is_dir() else dataset
     return shlex.join(["keras-gated", "evaluate", arch, "--weights", portable_path(folder),
                        "--dataset", data]) + "  # or --weights hf://<org>/<repo> once published"
@@ -411,8 +410,6 @@ def card_usage(arch: str, folder: Path, input_shape: Sequence[int], classes: int
     """The card's usage lines for a fine-tuned folder: it is not a registered release,
     so they load the folder itself (or its Hub repo once published), and adapt the
     images as training did."""
-    from keras_gated.files import portable_path
-
     lines = [
         "import keras",
         "import keras_gated as kg  # registers the layers with Keras",

@@ -196,7 +196,7 @@ def write_twin_notes(weight_ids: Sequence[str], zoo: Path = ROOT / "zoo") -> Non
 
 def run_metrics(run: Path) -> dict:
     """The ``metrics.json`` of a finished run folder, checked before anything is written."""
-    from training.run_dir import read_json
+    from keras_gated.training.run_dir import read_json
 
     if not run.is_dir():
         raise ValueError(f"{run} is not a folder: give the --out folder of a finished "

@@ -51,7 +51,7 @@ def bundle_model(bundle: Path):
     import keras
 
     from keras_gated import create_model, get_model_entry
-    from keras_gated.recipes import get_recipe
+    from keras_gated.training.recipes import get_recipe
     from training.lease.bundle import assign_weights, read_bundle
 
     values, _, metrics = read_bundle(bundle)
@@ -75,7 +75,7 @@ def bundle_model(bundle: Path):
 def recipe_text(metrics: dict) -> str:
     """The recipe's description with the epochs the run had (a budget recipe's own epoch
     count is only its default)."""
-    from keras_gated.recipes import get_recipe
+    from keras_gated.training.recipes import get_recipe
 
     default = f"{get_recipe(metrics['recipe']).epochs} epochs"
     return metrics["recipe_description"].replace(

@@ -31,7 +31,31 @@ import argparse
 from collections.abc import Sequence
 from pathlib import Path
 
+# The library's modules that import Keras are imported inside the functions below: the
+# backend (--backend) is set from the command line first (``training.arguments.run_main``).
 from keras_gated.cli import dataset_help
+from keras_gated.files import portable_record
+from keras_gated.model_args import format_model_arg, parse_model_args
+from keras_gated.registry import get_model_entry
+from keras_gated.training.build import (  # noqa: F401  (default_recipe_name, split_validation: public here too)
+    RunSettings,
+    build_run,
+    default_recipe_name,
+    model_kwargs as data_model_kwargs,
+    run_recipe,
+    split_validation,
+)
+from keras_gated.training.run_dir import (
+    FINGERPRINT_FILE,
+    START_AGAIN,
+    check_fingerprint,
+    check_no_linked_run_files,
+    check_out_path,
+    check_run_files,
+    finished_run,
+    open_run_folder,
+    read_json,
+)
 from training.arguments import (
     add_data_engine_argument,
     add_time_limit_arguments,
@@ -40,15 +64,8 @@ from training.arguments import (
     positive_int,
     run_main,
 )
-from training.build import (  # noqa: F401  (default_recipe_name, split_validation: public here too)
-    RunSettings,
-    build_run,
-    default_recipe_name,
-    model_kwargs as data_model_kwargs,
-    split_validation,
-)
 
-# The name tests and older callers import; ``training.build.model_kwargs`` is the function.
+# The name tests and older callers import; ``keras_gated.training.build.model_kwargs`` is the function.
 _model_kwargs = data_model_kwargs
 
 STRATEGY_CHOICES = ("default", "mirrored", "multiworker", "tpu", "dataparallel")
@@ -122,9 +139,7 @@ def validation_of(args: argparse.Namespace) -> tuple[float | None, bool]:
 def model_args(args: argparse.Namespace) -> dict:
     """``--model-arg`` as a dict (``keras_gated.model_args``: VALUE a Python literal, else
     a string); a malformed one or a name given twice is refused (``ValueError``). Parsed
-    here, not by argparse: the library imports Keras, which waits for ``--backend``."""
-    from keras_gated.model_args import parse_model_args
-
+    here, when the run starts, not by argparse."""
     return parse_model_args(getattr(args, "model_args", None))
 
 
@@ -133,7 +148,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--model", required=True, help="registered model name (keras-gated list)")
     p.add_argument("--dataset", required=True, help=dataset_help(
         ": its train split trains (less a validation part), its test split is measured"))
-    p.add_argument("--recipe", help="a recipe of keras_gated/recipes.py (default: the family's)")
+    p.add_argument("--recipe", help="a recipe of keras_gated/training/recipes.py (default: the family's)")
     p.add_argument("--epochs", type=positive_int, help="scale the recipe's schedule to N epochs")
     p.add_argument("--batch-size", type=positive_int, help="global batch size (default: the recipe's)")
     p.add_argument("--strategy", default="default", choices=STRATEGY_CHOICES)
@@ -171,8 +186,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 def reproduce_command(args: argparse.Namespace, backend: str) -> str:
     """The exact command line that reproduces this run."""
-    from keras_gated.model_args import format_model_arg
-
     parts = ["--model", args.model, "--dataset", args.dataset]
     for flag in ("recipe", "epochs", "batch_size", "seed", "precision"):
         value = getattr(args, flag)
@@ -236,7 +249,7 @@ def recipe_for_run(recipe, args: argparse.Namespace, batch_size: int):
 
 
 def fingerprint(args: argparse.Namespace, recipe, batch_size: int) -> dict:
-    """The settings that make a run (``training.run_dir.check_fingerprint``); the model's
+    """The settings that make a run (``keras_gated.training.run_dir.check_fingerprint``); the model's
     constructor arguments are added once the data is loaded."""
     settings = {"model": args.model, "dataset": dataset_key(args.dataset),
                 "recipe": recipe_settings(recipe), "epochs": recipe.epochs,
@@ -252,8 +265,6 @@ def fingerprint(args: argparse.Namespace, recipe, batch_size: int) -> dict:
 
 def recorded_settings(out: Path) -> dict | None:
     """The settings a run in ``out`` recorded (its ``fingerprint.json``), None without one."""
-    from training.run_dir import FINGERPRINT_FILE, read_json
-
     path = out / FINGERPRINT_FILE
     return read_json(path) if path.is_file() else None
 
@@ -262,7 +273,7 @@ def set_precision(precision: str) -> None:
     """Apply ``--precision``, refusing mixed precision that this machine would emulate."""
     import keras
 
-    from keras_gated.precision import slow_mixed_precision
+    from keras_gated.precision import slow_mixed_precision  # imports Keras: after run_main set the backend
 
     message = slow_mixed_precision(precision) if precision != "float32" else None
     if message:
@@ -273,8 +284,8 @@ def set_precision(precision: str) -> None:
 def compiled_model(entry, recipe, kwargs: dict, steps_per_epoch: int):
     """``(model, decayed)``: the registry entry's model built with ``kwargs``, the recipe's
     weight decay attached (``decayed`` variables) and compiled with its optimiser. A whole
-    run (data, model, stream) is built by ``training.build.build_run``."""
-    from training.optim import apply_weight_decay, make_optimizer
+    run (data, model, stream) is built by ``keras_gated.training.build.build_run``."""
+    from keras_gated.training.optimizers import apply_weight_decay, make_optimizer  # imports Keras: after run_main set the backend
 
     model = entry.build(**kwargs)
     decayed = apply_weight_decay(model, recipe)
@@ -285,7 +296,7 @@ def compiled_model(entry, recipe, kwargs: dict, steps_per_epoch: int):
 
 def training_stream(train_ds, recipe, num_examples: int, seed: int, model):
     """The recipe's augmented, shuffled training batches (``seed``) for ``model``."""
-    from training.data import make_pipeline, normalisation_mean
+    from keras_gated.training.pipeline import make_pipeline, normalisation_mean  # imports Keras: after run_main set the backend
 
     return make_pipeline(train_ds, recipe, training=True, batch_size=recipe.batch_size,
                          num_examples=num_examples, seed=seed, pad_fill=normalisation_mean(model))
@@ -293,7 +304,7 @@ def training_stream(train_ds, recipe, num_examples: int, seed: int, model):
 
 def run_settings(args: argparse.Namespace) -> RunSettings:
     """The run the command line asks for."""
-    from training.data import engine_for
+    from keras_gated.training.pipeline import engine_for  # imports Keras: after run_main set the backend
 
     return RunSettings(model=args.model, dataset=args.dataset, recipe=args.recipe,
                        epochs=args.epochs, batch_size=args.batch_size,
@@ -307,7 +318,7 @@ def run_settings(args: argparse.Namespace) -> RunSettings:
 
 def run_record(args: argparse.Namespace, backend: str, recipe, model, val_split: str) -> dict:
     """What ``metrics.json`` says of how the run was made, beside its accuracies."""
-    from keras_gated.fast_path import describe
+    from keras_gated.fast_path import describe  # imports Keras: after run_main set the backend
 
     return {
         "command": reproduce_command(args, backend),
@@ -327,8 +338,8 @@ def run_record(args: argparse.Namespace, backend: str, recipe, model, val_split:
 def run_pipelines(args: argparse.Namespace, built, engine: str, strategy) -> tuple:
     """``(train, val, test, test_info)``: a built run's batches, each sharded across the
     workers of a multi-worker strategy; ``val`` is the test split without a held-out one."""
-    from training import distribute
-    from training.data import load_split, make_pipeline
+    from keras_gated.training import distribute
+    from keras_gated.training.pipeline import load_split, make_pipeline  # imports Keras: after run_main set the backend
 
     batch_size = built.recipe.batch_size
     test_ds, test_info = load_split(args.dataset, "test", engine)
@@ -344,23 +355,12 @@ def run_pipelines(args: argparse.Namespace, built, engine: str, strategy) -> tup
 
 
 def run(args: argparse.Namespace) -> int:
+    # Keras and the modules that import it: after run_main set the backend.
     import keras
 
     from keras_gated.fast_path import describe_text
-    from keras_gated.files import portable_record
-    from keras_gated.registry import get_model_entry
-    from training import distribute
-    from training.build import run_recipe
-    from training.loop import TimeLimitReached, evaluate_metrics, fit_resumable, write_metrics
-    from training.run_dir import (
-        START_AGAIN,
-        check_fingerprint,
-        check_no_linked_run_files,
-        check_out_path,
-        check_run_files,
-        finished_run,
-        open_run_folder,
-    )
+    from keras_gated.training import distribute
+    from keras_gated.training.loop import TimeLimitReached, evaluate_metrics, fit_resumable, write_metrics
 
     extra_model_args = model_args(args)  # bad input ends here, before anything is written
     backend = keras.backend.backend()

@@ -1,6 +1,6 @@
 """The first optimizer steps of a training run, batch by batch: the loss of every batch, the
 batch where it first becomes NaN/inf, and every Residual Gate's k after the last step. The
-run is built by ``training.build.build_run`` from the same settings and seed as
+run is built by ``keras_gated.training.build.build_run`` from the same settings and seed as
 ``python -m training.train`` builds it, so the batches are those the run starts with.
 Used to see how the no-BN Wide ResNets of Residual Gates Table 7 diverge or start to
 train, and what their gates do meanwhile.
@@ -23,7 +23,7 @@ import sys
 from collections.abc import Sequence
 
 from training.arguments import positive_float, positive_int
-from training.build import RunSettings
+from keras_gated.training.build import RunSettings
 
 
 def _finite_or_none(value: float, digits: int = 4) -> float | None:
@@ -37,7 +37,7 @@ def first_steps(settings: RunSettings, steps: int) -> dict:
     that batch's (the training loss with the weight-decay term, as ``fit`` logs it),
     computed before the batch's update."""
     from keras_gated.gating import gate_values
-    from training.build import build_run
+    from keras_gated.training.build import build_run
 
     run = build_run(settings)
     losses: list[float] = []
@@ -64,7 +64,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--dataset", required=True, help="data tag (cifar10, fashion_mnist) or image folder")
     p.add_argument("--steps", type=positive_int, required=True,
                    help="training steps (batches) to run, at most one epoch's")
-    p.add_argument("--recipe", help="a recipe of keras_gated/recipes.py (default: the model's)")
+    p.add_argument("--recipe", help="a recipe of keras_gated/training/recipes.py (default: the model's)")
     p.add_argument("--epochs", type=positive_int, help="scale the recipe's schedule to N epochs, as training.train")
     p.add_argument("--batch-size", type=positive_int, help="batch size (default: the recipe's)")
     p.add_argument("--lr", type=positive_float, help="base learning rate instead of the recipe's")

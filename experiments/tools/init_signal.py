@@ -11,7 +11,7 @@ Highway Networks Fig. 1).
 Prints one JSON line: the loss, ln(classes), the global gradient norm, and the gradient
 norm of the first and the last kernel, on ``--examples`` training images drawn at random
 (the model's own preprocessing, no augmentation, dropout active as in training), with the
-model built by ``training.build.build_run`` from ``--seed`` as ``training.train`` builds
+model built by ``keras_gated.training.build.build_run`` from ``--seed`` as ``training.train`` builds
 it (``--recipe`` as there). TensorFlow backend.
 """
 
@@ -24,7 +24,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from training.build import RunSettings
+from keras_gated.training.build import RunSettings
 
 
 def init_signal(settings: RunSettings, examples: int = 128) -> dict:
@@ -37,7 +37,7 @@ def init_signal(settings: RunSettings, examples: int = 128) -> dict:
     import tensorflow as tf
 
     from keras_gated.analysis.report import load_examples
-    from training.build import build_run
+    from keras_gated.training.build import build_run
 
     run = build_run(settings)
     # A random sample (data sets may be stored sorted by class), as `keras-gated analyze` draws it.

@@ -26,6 +26,7 @@ random blocks) and ``"scratch"`` (the smaller architecture the method chooses, o
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import numbers
 from collections.abc import Sequence
@@ -44,6 +45,7 @@ from keras_gated.analysis.compress_training import (
 )
 from keras_gated.analysis.prune import prune
 from keras_gated.analysis.removal import removable_blocks
+from keras_gated.flops import count_macs
 from keras_gated.gating import gated_blocks, residual_gate_of
 
 BASELINES = ("lowest", "random", "scratch")
@@ -92,8 +94,6 @@ def gate_openings(model: keras.Model, blocks: Sequence[str]) -> dict[str, float]
 
 def block_macs(model: keras.Model, blocks: Sequence[str]) -> dict[str, int]:
     """Block -> the counted MACs its removal saves (blocks are independent: the savings add)."""
-    from keras_gated.flops import count_macs
-
     total = count_macs(model)
     return {name: total - count_macs(prune(model, [name])) for name in blocks}
 
@@ -207,6 +207,71 @@ def _check_arguments(*, macs, blocks, baseline, epochs, pressure_epochs) -> None
         raise ValueError("epochs and pressure_epochs must be 0 or more.")
 
 
+@dataclass(frozen=True)
+class CompressSettings:
+    """The arguments of one ``compress`` run, checked, with their defaults filled in
+    (``resolve``): what its backup records and its record reports."""
+
+    macs: float | None
+    blocks: int | None
+    epochs: int
+    pressure_epochs: int
+    strength: float
+    baseline: str | None
+    remove: list[str] | None
+    batch_size: int
+    learning_rate: float
+    augment: bool
+    seed: int
+
+    @classmethod
+    def resolve(cls, *, macs: float | None, blocks: int | None, epochs: int,
+                pressure_epochs: int | None, strength: float, baseline: str | None,
+                remove: Sequence[str] | None, batch_size: int, learning_rate: float | None,
+                augment: bool, seed: int) -> CompressSettings:
+        """``compress``'s arguments checked (``ValueError``, one sentence) and completed:
+        ``pressure_epochs`` defaults to ``epochs``, the learning rate to 0.01 (0.1 for
+        ``"scratch"``)."""
+        _check_arguments(macs=macs, blocks=blocks, baseline=baseline, epochs=epochs,
+                         pressure_epochs=pressure_epochs)
+        check_hyperparameters(strength=strength, learning_rate=learning_rate,
+                              batch_size=batch_size)
+        if learning_rate is None:
+            learning_rate = 0.1 if baseline == "scratch" else 0.01
+        return cls(macs=macs, blocks=blocks, epochs=epochs,
+                   pressure_epochs=epochs if pressure_epochs is None else pressure_epochs,
+                   strength=strength, baseline=baseline,
+                   remove=list(remove) if remove is not None else None, batch_size=batch_size,
+                   learning_rate=learning_rate, augment=augment, seed=seed)
+
+    @property
+    def pressed(self) -> bool:
+        """Whether the run has a pressure phase (the method's; for ``"scratch"`` it only
+        chooses the architecture)."""
+        return self.baseline in (None, "scratch") and self.remove is None
+
+    @property
+    def finetune_epochs(self) -> int:
+        """The epochs of the smaller net: ``"scratch"`` trains it for all of them."""
+        return self.pressure_epochs + self.epochs if self.baseline == "scratch" else self.epochs
+
+    def backup_settings(self, model: keras.Model, data, digests: bool) -> dict[str, Any]:
+        """What a backup of the run records, and a resume must give again; with
+        ``digests``, what it trains on and from too (a backup of other data is refused)."""
+        settings = dict(source=model.name, **dataclasses.asdict(self))
+        if digests:
+            settings.update(source_weights=weights_digest(model), training_data=data_digest(data))
+        return settings
+
+    def chosen_by(self) -> str:
+        """How the removed blocks were chosen, in the record's words."""
+        if self.remove is not None:
+            return "caller"
+        if self.baseline == "random":
+            return "random"
+        return "lowest g(k) after pressure" if self.pressed else "lowest g(k) of the source"
+
+
 def _blocks_to_remove(candidates: list[str], openings: dict, saved: dict, total: float, *,
                       remove, baseline, seed: int, macs, blocks) -> list[str]:
     """The blocks a run removes: the caller's (checked against the budget), seeded random
@@ -223,6 +288,80 @@ def _blocks_to_remove(candidates: list[str], openings: dict, saved: dict, total:
     else:
         order = sorted(candidates, key=lambda n: (openings[n], candidates.index(n)))
     return choose_blocks(order, saved, total, macs=macs, blocks=blocks)
+
+
+@dataclass
+class _Choice:
+    """The pressure phase's outcome: the source's counted MACs, g(k) of every removable
+    block before and after the pressure, the blocks chosen, and the training history."""
+
+    total: int
+    before: dict[str, float]
+    after: dict[str, float]
+    removed: list[str]
+    history: dict[str, list[dict]]
+
+
+def _press_and_choose(work: keras.Model, data, candidates: list[str], run: CompressSettings,
+                      fit_args: dict[str, Any]) -> _Choice:
+    """Steps 1 and 2: ``work`` trained under the pressure (in place, when the run has the
+    phase), then the blocks to remove chosen."""
+    total = count_macs(work)
+    saved = block_macs(work, candidates)
+    before = gate_openings(work, candidates)
+    history: dict[str, list[dict]] = {}
+    if run.pressed:  # the method's phase; for "scratch" it only chooses the architecture
+        history["pressure"] = apply_pressure(
+            work, data, candidates, strength=run.strength, epochs=run.pressure_epochs,
+            learning_rate=0.01 if run.baseline == "scratch" else run.learning_rate, **fit_args)
+    after = gate_openings(work, candidates)
+    removed = _blocks_to_remove(candidates, after, saved, total, remove=run.remove,
+                                baseline=run.baseline, seed=run.seed, macs=run.macs,
+                                blocks=run.blocks)
+    return _Choice(total, before, after, removed, history)
+
+
+def _close_and_prune(work: keras.Model, removed: list[str], source: keras.Model,
+                     run: CompressSettings) -> tuple[keras.Model, keras.Model]:
+    """``(net to fine-tune, the pruned net before fine-tuning)``: the removed blocks'
+    gates shut (g(k) = 0) in ``work`` and the blocks pruned; for ``"scratch"`` the net to
+    fine-tune is the same architecture freshly initialised."""
+    for name in removed:
+        gate = residual_gate_of(gated_blocks(work)[name])
+        gate.k.assign(gate.removal_k())
+    smaller = prune(work, removed, name=source.name)
+    before_finetune = _copy(smaller)
+    if run.baseline == "scratch":  # the same architecture, new weights
+        smaller = smaller.__class__.from_config(smaller.get_config())
+        smaller.class_names = getattr(source, "class_names", None)
+    return smaller, before_finetune
+
+
+def _record(run: CompressSettings, source: keras.Model, smaller: keras.Model,
+            candidates: list[str], choice: _Choice) -> dict[str, Any]:
+    """What ``compress`` reports of a run (``CompressionResult.record``)."""
+    removed = choice.removed
+    return {
+        "method": run.baseline or METHOD,
+        "budget": {"macs": run.macs} if run.macs is not None else {"blocks": run.blocks},
+        "removed": removed,
+        "kept": [n for n in candidates if n not in removed],
+        "gates_before": choice.before,
+        "gates_after_pressure": choice.after,
+        "macs_before": int(choice.total),
+        "macs_after": int(count_macs(smaller)),
+        "parameters_before": int(source.count_params()),
+        "parameters_after": int(smaller.count_params()),
+        "chosen_by": run.chosen_by(),
+        "pressure": {"strength": run.strength, "epochs": run.pressure_epochs if run.pressed else 0},
+        "finetune_epochs": run.finetune_epochs,
+        "finetune_schedule": "cosine",
+        "batch_size": run.batch_size,
+        "learning_rate": run.learning_rate,
+        "augment": run.augment,
+        "seed": run.seed,
+        "history": choice.history,
+    }
 
 
 def compress(
@@ -278,74 +417,24 @@ def compress(
         ``CompressionResult``: the smaller model and a record (blocks removed, g(k) of
         every removable block before and after the pressure, MACs before and after).
     """
-    from keras_gated.flops import count_macs
-
-    _check_arguments(macs=macs, blocks=blocks, baseline=baseline, epochs=epochs,
-                     pressure_epochs=pressure_epochs)
-    check_hyperparameters(strength=strength, learning_rate=learning_rate, batch_size=batch_size)
+    run = CompressSettings.resolve(
+        macs=macs, blocks=blocks, epochs=epochs, pressure_epochs=pressure_epochs,
+        strength=strength, baseline=baseline, remove=remove, batch_size=batch_size,
+        learning_rate=learning_rate, augment=augment, seed=seed)
     candidates = compressible_blocks(model)
     if not candidates:
         raise ValueError(not_compressible(model))
-    pressure_epochs = epochs if pressure_epochs is None else pressure_epochs
-    if learning_rate is None:
-        learning_rate = 0.1 if baseline == "scratch" else 0.01
-    settings = dict(source=model.name, macs=macs, blocks=blocks, epochs=epochs,
-                    pressure_epochs=pressure_epochs, strength=strength, baseline=baseline,
-                    remove=list(remove) if remove is not None else None, batch_size=batch_size,
-                    learning_rate=learning_rate, augment=augment, seed=seed)
-    if backup_dir is not None:  # what it trains on and from: a backup of other data is refused
-        settings.update(source_weights=weights_digest(model), training_data=data_digest(data))
-    backup = RunBackup(backup_dir, settings)
+    backup = RunBackup(backup_dir, run.backup_settings(model, data, backup_dir is not None))
     keras.utils.set_random_seed(seed)
     fit_args = dict(batch_size=batch_size, augment=augment, seed=seed, verbose=verbose,
                     backup=backup)
-
     work = _copy(model)
-    total = count_macs(work)
-    saved = block_macs(work, candidates)
-    before = gate_openings(work, candidates)
-    history: dict[str, list[dict]] = {}
-    pressed = baseline in (None, "scratch") and remove is None
-    if pressed:  # the method's phase; for "scratch" it only chooses the architecture
-        history["pressure"] = apply_pressure(work, data, candidates, strength=strength,
-                                             epochs=pressure_epochs, learning_rate=0.01
-                                             if baseline == "scratch" else learning_rate,
-                                             **fit_args)
-    after = gate_openings(work, candidates)
-    removed = _blocks_to_remove(candidates, after, saved, total, remove=remove,
-                                baseline=baseline, seed=seed, macs=macs, blocks=blocks)
-    for name in removed:
-        gate = residual_gate_of(gated_blocks(work)[name])
-        gate.k.assign(gate.removal_k())
-    smaller = prune(work, removed, name=model.name)
-    before_finetune = _copy(smaller)
-    finetune_epochs = epochs
-    if baseline == "scratch":  # the same architecture, new weights, the total epochs
-        smaller = smaller.__class__.from_config(smaller.get_config())
-        smaller.class_names = getattr(model, "class_names", None)
-        finetune_epochs = pressure_epochs + epochs
-    history["finetune"] = train_epochs(smaller, data, epochs=finetune_epochs,
-                                       learning_rate=learning_rate, schedule="cosine",
-                                       phase="finetune", **fit_args)
-    record = {
-        "method": baseline or METHOD,
-        "budget": {"macs": macs} if macs is not None else {"blocks": blocks},
-        "removed": removed,
-        "kept": [n for n in candidates if n not in removed],
-        "gates_before": before,
-        "gates_after_pressure": after,
-        "macs_before": int(total),
-        "macs_after": int(count_macs(smaller)),
-        "parameters_before": int(model.count_params()),
-        "parameters_after": int(smaller.count_params()),
-        "chosen_by": ("caller" if remove is not None else "random" if baseline == "random"
-                      else "lowest g(k) after pressure" if pressed else "lowest g(k) of the source"),
-        "pressure": {"strength": strength, "epochs": pressure_epochs if pressed else 0},
-        "finetune_epochs": finetune_epochs,
-        "finetune_schedule": "cosine",
-        **{key: settings[key] for key in ("batch_size", "learning_rate", "augment", "seed")},
-        "history": history,
-    }
+    choice = _press_and_choose(work, data, candidates, run, fit_args)
+    smaller, before_finetune = _close_and_prune(work, choice.removed, model, run)
+    choice.history["finetune"] = train_epochs(
+        smaller, data, epochs=run.finetune_epochs, learning_rate=run.learning_rate,
+        schedule="cosine", phase="finetune", **fit_args)
+    record = _record(run, model, smaller, candidates, choice)
     if delete_backup:
         backup.delete()
     return CompressionResult(smaller, record, work, before_finetune)

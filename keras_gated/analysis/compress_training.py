@@ -4,7 +4,7 @@ with a backup after each epoch so that a stopped run resumes where it stopped.
 Each epoch is one plain ``fit`` call. On ``(x, y)`` arrays the epoch's order is a
 permutation drawn from ``(seed, epoch)`` and, with ``augment``, its images are padded by
 4 pixels (reflected), cropped back at a random offset and flipped left-right with
-probability 1/2 (``keras_gated.transforms``, the CIFAR recipe), drawn from
+probability 1/2 (``keras_gated.training.transforms``, the CIFAR recipe), drawn from
 ``(seed, epoch)`` too: epoch e sees the same images whether the run went through or was
 resumed before it.
 
@@ -31,7 +31,7 @@ import keras
 import numpy as np
 
 from keras_gated.files import check_not_linked, write_text_atomic
-from keras_gated.transforms import Transforms, augment_batch, batch_rng, epoch_order
+from keras_gated.training.transforms import Transforms, augment_batch, batch_rng, epoch_order
 
 CIFAR_AUGMENTATION = Transforms(batch_size=1, shuffle=True, pad=4, pad_mode="reflect", flip=True)
 SCHEDULES = ("constant", "cosine")

@@ -96,7 +96,7 @@ class Family:
         constructors: its public constructors, exported as ``keras_gated.<name>`` and
             ``keras_gated.models.<name>`` under their ``__name__``.
         models: the registry names it declares, one ``Models`` per registry family.
-        default_recipe: the recipe of ``keras_gated.recipes`` that trains its models
+        default_recipe: the recipe of ``keras_gated.training.recipes`` that trains its models
             without ``--recipe`` (a ``Models`` may name its own).
         released: the data file of its released-weight configs (``<family>.json`` in
             the folder, written by ``python -m training.release --register``), or None.

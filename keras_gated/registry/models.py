@@ -30,7 +30,7 @@ class ModelEntry:
     kwargs: dict = field(default_factory=dict)
     family: str = ""
     description: str = ""
-    default_recipe: str | None = None  # a recipe of keras_gated.recipes (training's default)
+    default_recipe: str | None = None  # a recipe of keras_gated.training.recipes (training's default)
     supports_dropout: bool = False  # the constructor takes `dropout` (a recipe's rate goes there)
     slow: bool = False  # too heavy to build in the default test run (ImageNet size, very deep)
 

@@ -69,7 +69,7 @@ class TrainingPlan:
     """How the weights of a planned config are to be trained.
 
     Attributes:
-        recipe: a recipe of ``keras_gated.recipes``.
+        recipe: a recipe of ``keras_gated.training.recipes``.
         epochs: the epoch budget of the paper.
         expect: the paper's number to expect, and where it is from.
         forward_macs: multiply-accumulates of one forward pass, counted with

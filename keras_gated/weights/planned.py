@@ -8,7 +8,7 @@ random or borrowed weight file stands in.
 
 from __future__ import annotations
 
-from keras_gated.recipes import get_recipe
+from keras_gated.training.recipes import get_recipe
 from keras_gated.weights.config import PlannedWeightsError, PretrainedCfg
 from keras_gated.weights.registered import family_of, list_pretrained
 

@@ -1,5 +1,5 @@
 """experiments.tools.init_signal and first_steps: how a run starts, built by
-training.build.build_run as training.train builds it."""
+keras_gated.training.build.build_run as training.train builds it."""
 
 import json
 
@@ -9,7 +9,7 @@ import pytest
 
 from experiments.tools import first_steps, init_signal
 from tests.helpers import make_image_folder
-from training.build import RunSettings, build_run
+from keras_gated.training.build import RunSettings, build_run
 
 pytestmark = [
     pytest.mark.skipif(keras.backend.backend() != "tensorflow",

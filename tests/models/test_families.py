@@ -13,7 +13,7 @@ import pytest
 
 import keras_gated as kg
 from keras_gated.models import family_spec
-from keras_gated.recipes import RECIPES
+from keras_gated.training.recipes import RECIPES
 from keras_gated.release.citations import bibtex, citation_keys
 from keras_gated.registry import get_model_entry
 from tests.conftest import ONCE_BACKEND

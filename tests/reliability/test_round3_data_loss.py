@@ -99,7 +99,7 @@ def test_compress_cli_refuses_a_non_empty_backup_dir_before_training(tmp_path, m
 
 # --- EpochBackup ----------------------------------------------------------------------------
 def test_epoch_backup_never_writes_or_deletes_through_a_linked_backup_folder(tmp_path):
-    from training.callbacks import EpochBackup
+    from keras_gated.training.callbacks import EpochBackup
 
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
@@ -116,7 +116,7 @@ def test_epoch_backup_never_writes_or_deletes_through_a_linked_backup_folder(tmp
 
 
 def test_epoch_backup_removes_only_its_own_older_backups(tmp_path):
-    from training.callbacks import EpochBackup
+    from keras_gated.training.callbacks import EpochBackup
 
     backup = tmp_path / "run" / "backup"
     backup.mkdir(parents=True)
@@ -139,7 +139,8 @@ def _release_folder(folder: Path) -> dict[str, bytes]:
 
 
 def test_finetune_out_at_the_checkout_root_never_writes_the_zoo(tmp_path, monkeypatch):
-    from training import build, finetune
+    from keras_gated.training import build
+    from training import finetune
 
     checkout = tmp_path / "checkout"
     official = _release_folder(checkout / "zoo" / "gresnetfc2.tiny")

@@ -352,7 +352,7 @@ def test_a_fine_tuned_cards_check_command_evaluates_the_folder_itself(tmp_path, 
 
 def test_a_run_stops_when_a_weight_becomes_nan_though_the_losses_are_finite():
     import keras_gated as kg
-    from training.callbacks import StopOnNaN
+    from keras_gated.training.callbacks import StopOnNaN
 
     model = kg.GResNetFC(2, classes=2)
     guard = StopOnNaN()
@@ -379,7 +379,7 @@ def test_compress_takes_a_class_map_too(tmp_path):
 def test_a_log_cut_back_on_resume_is_rewritten_whole_or_not_at_all(tmp_path, monkeypatch):
     import csv as csv_module
 
-    from training.callbacks import truncate_log
+    from keras_gated.training.callbacks import truncate_log
 
     log = tmp_path / "log.csv"
     log.write_text("epoch,loss\r\n0,2.0\r\n1,1.5\r\n2,1.2\r\n")

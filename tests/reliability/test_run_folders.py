@@ -13,7 +13,7 @@ import pytest
 
 from tests.helpers import make_image_folder
 from training import finetune, train
-from training.run_dir import (
+from keras_gated.training.run_dir import (
     CorruptRunFileError,
     RunFolderError,
     check_fingerprint,

@@ -14,8 +14,9 @@ import pytest
 
 from tests.helpers import make_image_folder, needs_tensorflow
 from tests.reliability.test_finetune_validation import count_test_reads
-from training import run_dir, train
-from training.build import run_recipe
+from keras_gated.training import run_dir
+from training import train
+from keras_gated.training.build import run_recipe
 
 
 def _train(folder, out, engine, *flags):

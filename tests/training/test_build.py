@@ -1,4 +1,4 @@
-"""training.build: the settings a run is built from, read back from fingerprint.json, and
+"""keras_gated.training.build: the settings a run is built from, read back from fingerprint.json, and
 the recipe as the run uses it."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from training.build import RunSettings, run_recipe
+from keras_gated.training.build import RunSettings, run_recipe
 
 ROOT = Path(__file__).resolve().parents[2]
 TABLE7 = ROOT / "experiments/residual_gates/results/table7.gwrn_16_2_nobn.clip1.seed1.e5"

@@ -7,15 +7,20 @@ import dataclasses
 import numpy as np
 import pytest
 
-from keras_gated.recipes import get_recipe
+from keras_gated.training.numpy_engine import ArraySource, NumpyBatches
+from keras_gated.training.pipeline import load_split, make_pipeline, random_subset
+from keras_gated.training.recipes import get_recipe
+from keras_gated.training.tf_augment import augment
+from keras_gated.training.transforms import Transforms, augment_batch, pad_batch
 from tests.helpers import needs_tensorflow, tensorflow_installed
-from training.data import load_split, make_pipeline, random_subset
-from training.tf_augment import augment
-from training.numpy_engine import ArraySource, NumpyBatches
-from keras_gated.transforms import Transforms, augment_batch, pad_batch
 
 if tensorflow_installed():
     import tensorflow as tf
+
+
+def _train_transforms(recipe, fill=0.0):
+    """The training pipeline's ``Transforms`` of ``recipe`` (what ``make_pipeline`` runs)."""
+    return Transforms.from_recipe(recipe, training=True, batch_size=1, pad_fill=fill)
 
 
 def _ds(n=10, shape=(8, 8, 3)):
@@ -49,7 +54,7 @@ def test_reflect_pad_crop_stays_inside_the_reflected_image():
     windows = {padded[i:i + 8, j:j + 8].tobytes() for i in range(9) for j in range(9)}
     outputs = set()
     for _ in range(20):
-        out = augment(image, recipe).numpy()
+        out = augment(image, _train_transforms(recipe)).numpy()
         assert out.shape == (8, 8, 1) and out.tobytes() in windows
         outputs.add(out.tobytes())
     assert len(outputs) > 1  # the crop is random
@@ -61,14 +66,14 @@ def test_mean_padding_fills_the_border_with_the_normalisation_mean():
     assert recipe.pad_mode == "mean"
     image = tf.fill((8, 8, 3), 7.0)
     fill = [10.0, 20.0, 30.0]
-    outs = [augment(image, recipe, fill).numpy() for _ in range(20)]
+    outs = [augment(image, _train_transforms(recipe, fill)).numpy() for _ in range(20)]
     values = {tuple(px) for out in outs for px in out.reshape(-1, 3).tolist()}
     assert values <= {(7.0, 7.0, 7.0), (10.0, 20.0, 30.0)} and (10.0, 20.0, 30.0) in values
 
 
 def test_normalisation_mean_is_read_from_the_model():
     import keras_gated as kg
-    from training.data import normalisation_mean
+    from keras_gated.training.pipeline import normalisation_mean
 
     np.testing.assert_allclose(normalisation_mean(kg.GResNet(8)), [125.3, 123.0, 113.9], rtol=1e-6)
     assert normalisation_mean(kg.PlainNet(2)) == 0.0
@@ -78,7 +83,7 @@ def test_normalisation_mean_is_read_from_the_model():
 def test_flip_only():
     recipe = dataclasses.replace(get_recipe("wrn_cifar"), pad=0)
     image = tf.cast(tf.reshape(tf.range(6), (1, 6, 1)), tf.float32)
-    seen = {augment(image, recipe).numpy().ravel().tolist()[0] for _ in range(30)}
+    seen = {augment(image, _train_transforms(recipe)).numpy().ravel().tolist()[0] for _ in range(30)}
     assert seen == {0, 5}
 
 
@@ -87,7 +92,7 @@ def test_batch_augmentation_crops_and_flips_each_image_on_its_own():
     recipe = dataclasses.replace(get_recipe("wrn_cifar"), pad_mode="constant")
     images = tf.random.uniform((32, 6, 6, 1), 1, 255, seed=0)
     padded = tf.pad(images, [[0, 0], [4, 4], [4, 4], [0, 0]]).numpy()
-    out = augment(images, recipe).numpy()
+    out = augment(images, _train_transforms(recipe)).numpy()
     assert out.shape == (32, 6, 6, 1)
     placements = set()
     for i in range(32):
@@ -142,7 +147,7 @@ def test_tf_epochs_are_a_function_of_the_seed_and_the_epoch():
     reaches it after epochs 0 .. e-1 or starts there (a resumed run), and differs from
     the epochs before it."""
     tf = pytest.importorskip("tensorflow", reason="the tf.data engine needs TensorFlow")
-    from training.tf_epochs import SeededEpochs
+    from keras_gated.training.tf_epochs import SeededEpochs
 
     x = np.random.default_rng(0).integers(0, 256, (40, 8, 8, 3), dtype=np.uint8)
     ds = tf.data.Dataset.from_tensor_slices((x, np.arange(40, dtype="int64")))
@@ -212,7 +217,7 @@ def test_fit_sees_each_epochs_batches_in_order_even_after_an_abandoned_iteration
     """Keras (on JAX and PyTorch) reads one batch to build an unbuilt model, then starts
     the epoch again; and a run stopped mid-epoch abandons what was read ahead. Either
     way ``fit`` must see every epoch's batches exactly in that epoch's order."""
-    from training.callbacks import DataEpoch
+    from keras_gated.training.callbacks import DataEpoch
 
     source, _ = _source(40)
     pipeline = NumpyBatches(source, Transforms(8, shuffle=True, seed=5), workers=workers)

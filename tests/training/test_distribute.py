@@ -16,7 +16,7 @@ import pytest
 
 import keras_gated  # noqa: F401  (registers the layers that load_model needs)
 from tests.helpers import make_image_folder
-from training import distribute
+from keras_gated.training import distribute
 
 ROOT = Path(__file__).resolve().parents[2]
 on_tf = pytest.mark.skipif(keras.backend.backend() != "tensorflow", reason="runs in the TensorFlow pass")
@@ -50,7 +50,7 @@ y = (x[:, :14].mean(axis=(1, 2, 3)) > x[:, 14:].mean(axis=(1, 2, 3))).astype("in
 def test_mirrored_strategy_on_two_logical_cpus():
     out = _python(TRAIN_SNIPPET + """
 import tensorflow as tf
-from training import distribute
+from keras_gated.training import distribute
 strategy = distribute.make_strategy("mirrored", cpu_replicas=2)
 with strategy.scope():
     model = kg.GResNetFC(2, classes=2)
@@ -99,7 +99,7 @@ def test_multi_worker_strategy_two_processes_train_identically(tmp_path):
 def test_jax_data_parallel_over_two_host_devices(tmp_path):
     out = _python(TRAIN_SNIPPET + """
 import jax
-from training import distribute
+from keras_gated.training import distribute
 distribute.make_strategy("dataparallel")
 model = kg.GResNetFC(2, classes=2)
 model.compile(keras.optimizers.SGD(0.05), "sparse_categorical_crossentropy")

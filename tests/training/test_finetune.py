@@ -91,7 +91,7 @@ def test_train_examples_is_a_seeded_random_subset_that_covers_the_classes(tmp_pa
     import pytest
 
     from keras_gated import datasets
-    from training.data import random_subset
+    from keras_gated.training.pipeline import random_subset
 
     # Image folders list their files class by class: the first 40 of 3 x 30 would miss one.
     folder = make_image_folder(tmp_path / "new_data", shape=(8, 8, 1), per_class=(30, 6), classes=3)
@@ -129,7 +129,7 @@ def test_the_batch_size_and_epochs_suit_the_number_of_training_examples():
     args = finetune.build_parser().parse_args(
         ["--model", "gresnet20", "--weights", "cifar10", "--dataset", "d", "--epochs", "3"])
     assert finetune.training_examples(300, args) == 270
-    recipe = __import__("keras_gated.recipes", fromlist=["x"]).get_recipe("finetune")
+    recipe = __import__("keras_gated.training.recipes", fromlist=["x"]).get_recipe("finetune")
     batch, epochs, sentence = finetune.choose_schedule(args, 270, recipe)
     assert (batch, epochs) == (16, 3)  # a given value is kept
     assert sentence == ("270 training examples: batch 16 chosen for the data set's size; "

@@ -16,7 +16,7 @@ from training.lease.bootstrap import unpack_wheels
 from training.lease.compact_data import array_sha256, load_split, pack, unpack
 from training.lease.prepare import summarize
 from training.lease.run import size_schedule
-from training.schedules import WarmupLinearDecay, warmup_linear_decay
+from keras_gated.training.schedules import WarmupLinearDecay, warmup_linear_decay
 
 jax_only = pytest.mark.skipif(keras.backend.backend() != "jax",
                               reason="the compiled lease step is JAX's (the lease host has JAX)")
@@ -189,9 +189,9 @@ def test_the_compiled_step_gives_the_weights_fit_gives_on_the_same_batches():
     import jax.numpy as jnp
 
     import keras_gated as kg
-    from keras_gated.recipes import get_recipe
+    from keras_gated.training.recipes import get_recipe
     from training.lease.device_step import initial_state, make_train_step
-    from training.optim import apply_weight_decay, decayed_variables
+    from keras_gated.training.optimizers import apply_weight_decay, decayed_variables
 
     recipe = get_recipe("wrn_cifar_budget")
     rng = np.random.default_rng(0)
@@ -230,14 +230,15 @@ def test_the_augmentation_pads_crops_and_flips_each_image_on_its_own():
     import jax
     import jax.numpy as jnp
 
-    from training.lease.device_step import Augmentation, augment
+    from keras_gated.training.transforms import Transforms
+    from training.lease.device_step import augment
 
     images = jnp.asarray(np.random.default_rng(0).integers(0, 256, (64, 8, 8, 3)), jnp.float32)
-    out = np.asarray(augment(images, jax.random.PRNGKey(1), Augmentation(2, "reflect", True)))
+    out = np.asarray(augment(images, jax.random.PRNGKey(1), Transforms(64, pad=2, pad_mode="reflect", flip=True)))
     assert out.shape == images.shape
     changed = [not np.array_equal(out[i], np.asarray(images[i])) for i in range(64)]
     assert 0 < sum(changed) <= 64
-    same = np.asarray(augment(images, jax.random.PRNGKey(1), Augmentation()))
+    same = np.asarray(augment(images, jax.random.PRNGKey(1), Transforms(64)))
     assert np.array_equal(same, np.asarray(images))
     # every output is a crop of the reflect-padded image, or its mirror
     padded = np.pad(np.asarray(images), ((0, 0), (2, 2), (2, 2), (0, 0)), mode="reflect")
@@ -247,8 +248,8 @@ def test_the_augmentation_pads_crops_and_flips_each_image_on_its_own():
 
 
 def test_the_flagship_recipe_is_registered_with_a_budget_schedule():
-    from keras_gated.recipes import get_recipe
-    from training.optim import learning_rate_schedule
+    from keras_gated.training.recipes import get_recipe
+    from keras_gated.training.optimizers import learning_rate_schedule
 
     recipe = get_recipe("wrn_cifar_budget")
     assert recipe.lr_schedule == "warmup_linear" and recipe.dropout == 0.3
@@ -260,7 +261,7 @@ def test_the_flagship_recipe_is_registered_with_a_budget_schedule():
 def test_json_of_the_recipe_survives_the_bundle(tmp_path):
     import dataclasses
 
-    from keras_gated.recipes import get_recipe
+    from keras_gated.training.recipes import get_recipe
 
     record = {"recipe_fields": dataclasses.asdict(get_recipe("wrn_cifar_budget"))}
     bundle_io.write_bundle(tmp_path / "b", weights(), record, [])

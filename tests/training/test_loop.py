@@ -1,10 +1,10 @@
-"""training.loop's description of the hardware a run used (it goes into every card)."""
+"""keras_gated.training.loop's description of the hardware a run used (it goes into every card)."""
 
 import os
 
 import pytest
 
-from training import loop
+from keras_gated.training import loop
 
 
 @pytest.mark.skipif(not hasattr(os, "sched_getaffinity"), reason="no CPU affinity API here")

@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from training.callbacks import StopOnNaN
+from keras_gated.training.callbacks import StopOnNaN
 
 
 class _Model:

@@ -13,7 +13,7 @@ from pathlib import Path
 import keras
 import pytest
 
-from keras_gated import recipes
+from keras_gated.training import recipes
 from tests.helpers import make_image_folder, needs_tensorflow
 from training import train
 
@@ -37,7 +37,7 @@ def test_train_writes_log_checkpoints_and_metrics(folder, tmp_path):
     assert code == 0
     assert _epochs(out / "log.csv") == [0, 1]
     assert (out / "last.keras").exists() and (out / "best.keras").exists()
-    from training.loop import tensorboard_available
+    from keras_gated.training.loop import tensorboard_available
 
     if tensorboard_available():  # TensorBoard's writer needs TensorFlow
         assert any((out / "tensorboard").rglob("*tfevents*"))
@@ -131,7 +131,7 @@ def test_unknown_recipe_is_a_clear_error(folder, tmp_path, capsys):
 
 
 # --- --model-arg, --validation-split, --lr --------------------------------------------------
-from training import run_dir  # noqa: E402
+from keras_gated.training import run_dir  # noqa: E402
 
 # fingerprint.json of training/runs/gresnet20.cifar10 as written before the three flags
 # existed: the CIFAR runs resume from folders like it.
@@ -370,7 +370,7 @@ def test_a_run_stopped_at_an_epoch_boundary_ends_as_the_uninterrupted_run(
     pipeline trains on the batches the uninterrupted run trains on."""
     if engine == "tf":
         pytest.importorskip("tensorflow", reason="the tf.data engine needs TensorFlow")
-    from training import loop
+    from keras_gated.training import loop
 
     def run(out):
         return train.main(["--model", "gresnetfc2", "--recipe", "preact_cifar", "--dataset", str(folder), "--epochs", "3",

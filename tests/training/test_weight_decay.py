@@ -5,8 +5,8 @@ import keras
 import numpy as np
 
 import keras_gated as kg
-from training.optim import apply_weight_decay, decayed_variables
-from keras_gated.recipes import get_recipe
+from keras_gated.training.optimizers import apply_weight_decay, decayed_variables
+from keras_gated.training.recipes import get_recipe
 
 
 def _sum_sq(variables):

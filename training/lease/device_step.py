@@ -2,7 +2,7 @@
 
 One training step on a batch of indices into the device-resident uint8 training set:
 
-    x = flip(crop(pad(X[idx])))                     (pad-crop-flip, on the device)
+    x = flip(crop(pad(X[idx])))                     (the run's ``Transforms``, on the device)
     L = CE_ε(f(x; θ), y) + Σ_{w ∈ decayed} (λ/2)·‖w‖²   (label smoothing ε; Torch's λ)
     θ, s ← optimizer(θ, s, ∇_θ L)                     (``optimizer.stateless_apply``)
 
@@ -13,7 +13,7 @@ compiles it once for the fixed batch shape, with its state buffers donated. The 
 sum, correct count and a "non-finite loss seen" flag accumulate on the device; the host
 reads them only when it reports, so no step waits on the host.
 
-The (λ/2)·‖w‖² term is what ``training.optim.apply_weight_decay`` attaches to the same
+The (λ/2)·‖w‖² term is what ``keras_gated.training.optimizers.apply_weight_decay`` attaches to the same
 variables as Keras regularisers, so the step computes the loss ``fit`` minimises.
 """
 
@@ -26,32 +26,26 @@ import jax
 import jax.numpy as jnp
 import keras
 
-
-@dataclass(frozen=True)
-class Augmentation:
-    """Pad-crop-flip, as a recipe sets it: ``pad`` pixels ("reflect", "constant" or
-    "mean" padding), a random crop back to the input size, and a random horizontal flip."""
-
-    pad: int = 0
-    pad_mode: str = "constant"
-    flip: bool = False
-    mean: tuple[float, ...] = (0.0, 0.0, 0.0)  # the fill of pad_mode="mean", 0-255
+from keras_gated.training.transforms import Transforms
 
 
-def augment(images: jax.Array, key: jax.Array, aug: Augmentation) -> jax.Array:
-    """Pad-crop-flip a batch of images (B, H, W, C), each image its own crop and flip."""
+def augment(images: jax.Array, key: jax.Array, transforms: Transforms) -> jax.Array:
+    """Steps 5 and 6 of ``transforms`` (``keras_gated.training.transforms``: pad, random
+    crop back to the input size, random horizontal flip) on a batch of images
+    (B, H, W, C), each image its own crop and flip, drawn from ``key``."""
     batch, height, width, channels = images.shape
     crop_key, flip_key = jax.random.split(key)
-    if aug.pad:
-        widths = ((0, 0), (aug.pad, aug.pad), (aug.pad, aug.pad), (0, 0))
-        if aug.pad_mode == "reflect":
+    if transforms.pad:
+        pad = transforms.pad
+        widths = ((0, 0), (pad, pad), (pad, pad), (0, 0))
+        if transforms.pad_mode == "reflect":
             padded = jnp.pad(images, widths, mode="reflect")
-        elif aug.pad_mode == "mean":
-            fill = jnp.asarray(aug.mean, images.dtype)
+        elif transforms.pad_mode == "mean":
+            fill = jnp.asarray(transforms.fill, images.dtype)
             padded = jnp.pad(images - fill, widths) + fill
         else:
             padded = jnp.pad(images, widths)
-        offsets = jax.random.randint(crop_key, (batch, 2), 0, 2 * aug.pad + 1)
+        offsets = jax.random.randint(crop_key, (batch, 2), 0, 2 * pad + 1)
 
         def crop(image, offset):
             return jax.lax.dynamic_slice(
@@ -59,7 +53,7 @@ def augment(images: jax.Array, key: jax.Array, aug: Augmentation) -> jax.Array:
             )
 
         images = jax.vmap(crop)(padded, offsets)
-    if aug.flip:
+    if transforms.flip:
         flips = jax.random.bernoulli(flip_key, 0.5, (batch, 1, 1, 1))
         images = jnp.where(flips, images[:, :, ::-1, :], images)
     return images
@@ -120,13 +114,14 @@ def make_train_step(
     decayed: list,
     weight_decay: float,
     label_smoothing: float = 0.0,
-    aug: Augmentation = Augmentation(),
+    transforms: Transforms | None = None,
     learning_rate: Callable[[jax.Array, jax.Array], jax.Array] | None = None,
 ) -> Callable[..., TrainState]:
     """``step(state, images_u8, labels, batch_indices, key, total_steps) -> state``
     (``key`` is folded with the step number t inside, so one key serves every step),
     jit-compiled with the state donated. ``decayed`` are the model variables that carry
-    L2(λ/2). ``learning_rate(t, total_steps)``, when given, sets the optimizer's learning
+    L2(λ/2); ``transforms``: the augmentation of every batch (None: none).
+    ``learning_rate(t, total_steps)``, when given, sets the optimizer's learning
     rate for step t (its ``iterations``) before the update, so the schedule's length is an
     argument of the compiled step rather than a constant of it; without it the
     optimizer's own learning rate or schedule applies."""
@@ -136,6 +131,7 @@ def make_train_step(
     iterations_index = _variable_index(optimizer, optimizer.iterations, "iterations")
     decayed_ids = {id(v) for v in decayed}
     decayed_index = [i for i, v in enumerate(model.trainable_variables) if id(v) in decayed_ids]
+    transforms = transforms or Transforms(batch_size=1)
 
     def loss_fn(trainable, non_trainable, x, y):
         probs, non_trainable = model.stateless_call(trainable, non_trainable, x, training=True)
@@ -152,7 +148,7 @@ def make_train_step(
     def step(state: TrainState, images, labels, indices, key, total_steps=0) -> TrainState:
         # The augmentation of step t draws from key folded with t: a fresh draw every step.
         key = jax.random.fold_in(key, state.optimizer[iterations_index])
-        x = augment(images[indices].astype(jnp.float32), key, aug)
+        x = augment(images[indices].astype(jnp.float32), key, transforms)
         y = labels[indices]
         (loss, (non_trainable, ce_sum, correct)), grads = grad_fn(
             state.trainable, state.non_trainable, x, y

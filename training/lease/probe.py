@@ -41,11 +41,12 @@ def probe_keras(model_name: str, batches: list[int], seconds: float, out: Path |
     import keras
 
     from keras_gated import create_model
-    from keras_gated.recipes import get_recipe
+    from keras_gated.training.optimizers import decayed_variables
+    from keras_gated.training.recipes import get_recipe
+    from keras_gated.training.transforms import Transforms
     from training.lease.device_step import (
-        Augmentation, initial_state, make_eval_step, make_train_step,
+        initial_state, make_eval_step, make_train_step,
     )
-    from training.optim import decayed_variables
 
     _emit({"what": "host", "devices": [str(d) for d in jax.devices()], "jax": jax.__version__,
            "keras": keras.__version__, "wheels": wheels}, out)
@@ -67,7 +68,8 @@ def probe_keras(model_name: str, batches: list[int], seconds: float, out: Path |
         step = make_train_step(
             model, optimizer, decayed=decayed_variables(model, recipe),
             weight_decay=recipe.weight_decay,
-            aug=Augmentation(recipe.pad, recipe.pad_mode, recipe.flip),
+            transforms=Transforms.from_recipe(recipe, training=True, batch_size=batch,
+                                              seed=0, drop_remainder=True),
         )
         build_s = time.perf_counter() - t0
         idx = jnp.arange(batch)

@@ -40,6 +40,8 @@ import sys
 import time
 from pathlib import Path
 
+# Keras, JAX and the library's modules are imported inside the functions below: on the
+# host, Keras may first come from the carried wheels (``carried_site``).
 STARTED = time.time()  # the command's start: the deadline counts from here
 LEASE_DIR = Path(".lease")
 PROGRESS_SECONDS = 20.0
@@ -79,7 +81,7 @@ def learning_rate_fn(recipe):
     """η(t, T) of the recipe over T steps, for the compiled step (T a traced scalar)."""
     import jax.numpy as jnp
 
-    from training.schedules import warmup_linear_decay
+    from keras_gated.training.schedules import warmup_linear_decay
 
     if recipe.lr_schedule == "warmup_linear":
         return lambda t, total: warmup_linear_decay(t, recipe.learning_rate, total, recipe.warmup)
@@ -186,11 +188,12 @@ class LeaseRun:
 
         from keras_gated import create_model, get_model_entry
         from keras_gated.model_args import parse_model_args
-        from keras_gated.recipes import get_recipe
+        from keras_gated.training.optimizers import decayed_variables
+        from keras_gated.training.recipes import get_recipe
+        from keras_gated.training.transforms import Transforms
         from training.lease.device_step import (
-            Augmentation, initial_state, make_eval_step, make_train_step,
+            initial_state, make_eval_step, make_train_step,
         )
-        from training.optim import decayed_variables
 
         args = self.args
         self.t0 = time.time()
@@ -212,7 +215,8 @@ class LeaseRun:
         self.step = make_train_step(
             self.model, optimizer, decayed=decayed_variables(self.model, recipe),
             weight_decay=recipe.weight_decay,
-            aug=Augmentation(recipe.pad, recipe.pad_mode, recipe.flip),
+            transforms=Transforms.from_recipe(recipe, training=True, batch_size=self.batch,
+                                              seed=args.seed, drop_remainder=True),
             learning_rate=learning_rate_fn(recipe),
         )
         keras.config.set_dtype_policy("float32")

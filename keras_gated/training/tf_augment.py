@@ -1,20 +1,20 @@
-"""The ``tf`` engine's augmentation: pad, random crop back to the input size, random
-horizontal flip, on whole batches (one vectorised crop and flip per batch). The random
-draws come from TensorFlow's stateful ops, or from a stateless seed pair so that a batch's
-augmentation is a function of it (``training.tf_epochs``)."""
+"""The ``tf`` engine's run of a ``keras_gated.training.transforms.Transforms``: pad, random
+crop back to the input size, random horizontal flip, on whole batches (one vectorised crop
+and flip per batch). The random draws come from TensorFlow's stateful ops, or from a
+stateless seed pair so that a batch's augmentation is a function of it
+(``keras_gated.training.tf_epochs``)."""
 
 from __future__ import annotations
 
-from keras_gated.recipes import Recipe
+from keras_gated.tensorflow_cpu import import_tensorflow
+from keras_gated.training.transforms import Transforms
 
 
 def tf_engine_tensorflow():
     """TensorFlow, or one sentence saying the tf.data engine needs it (the engine's one
-    import of it: ``training.data`` and ``training.tf_epochs`` use this too)."""
-    from keras_gated.tensorflow_cpu import import_tensorflow
-
+    import of it: ``keras_gated.training.pipeline`` and ``keras_gated.training.tf_epochs``
+    use this too)."""
     return import_tensorflow("The tf.data engine (--data-engine tf)")
-
 
 
 def _uniform(shape, low, high, dtype, seed):
@@ -48,13 +48,26 @@ def _random_flip(images, seed=None):
     return tf.where(flip[:, None, None, None], tf.reverse(images, axis=[2]), images)
 
 
-def augment(images, recipe: Recipe, fill=0.0, seed=None):
-    """Pad (recipe size and mode), random crop back to the input size, random flip.
+def _pad(batch, transforms: Transforms):
+    """Step 5's padding of ``transforms`` (its size and mode) on a float32 batch."""
+    tf = tf_engine_tensorflow()
+    p = transforms.pad
+    paddings = [[0, 0], [p, p], [p, p], [0, 0]]
+    if transforms.pad_mode == "reflect":
+        return tf.pad(batch, paddings, mode="REFLECT")
+    if transforms.pad_mode == "mean":
+        fill = tf.cast(transforms.fill, batch.dtype)
+        return tf.pad(batch - fill, paddings) + fill
+    return tf.pad(batch, paddings)
+
+
+def augment(images, transforms: Transforms, seed=None):
+    """Steps 5 and 6 of ``transforms``: pad, random crop back to the input size, random flip.
 
     ``images`` is float32: one image ``(H, W, C)`` or a batch ``(N, H, W, C)`` whose
     images are cropped and flipped independently. ``pad_mode="mean"`` pads with
-    ``fill``, the per-channel mean the model normalises with: the same as zero padding
-    *after* normalisation, which is what the Torch references (fb.resnet.torch, the
+    ``transforms.fill``, the per-channel mean the model normalises with: the same as zero
+    padding *after* normalisation, which is what the Torch references (fb.resnet.torch, the
     Highway Caffe nets) do. ``seed``: a stateless seed pair (the crops and flips are then
     a function of it), or None (TensorFlow's stateful random ops).
     """
@@ -63,19 +76,10 @@ def augment(images, recipe: Recipe, fill=0.0, seed=None):
     single = images.shape.rank == 3
     batch = images[None] if single else images
     static_shape = batch.shape
-    if recipe.pad:
-        p = recipe.pad
+    if transforms.pad:
         height, width = tf.shape(batch)[1], tf.shape(batch)[2]
-        paddings = [[0, 0], [p, p], [p, p], [0, 0]]
-        if recipe.pad_mode == "reflect":
-            padded = tf.pad(batch, paddings, mode="REFLECT")
-        elif recipe.pad_mode == "mean":
-            fill = tf.cast(fill, batch.dtype)
-            padded = tf.pad(batch - fill, paddings) + fill
-        else:
-            padded = tf.pad(batch, paddings)
-        batch = _random_crop(padded, height, width, p, seeds[0])
-    if recipe.flip:
+        batch = _random_crop(_pad(batch, transforms), height, width, transforms.pad, seeds[0])
+    if transforms.flip:
         batch = _random_flip(batch, seeds[1])
     batch = tf.ensure_shape(batch, static_shape)
     return batch[0] if single else batch

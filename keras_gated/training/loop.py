@@ -6,6 +6,7 @@ installed), NaN stop, then ``metrics.json``."""
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import json
 import os
 import platform
@@ -17,7 +18,8 @@ import keras
 
 from keras_gated.analysis.gate_log import GateLogger
 from keras_gated.gating import gate_variables
-from training.callbacks import (
+from keras_gated.tensorflow_cpu import tensorflow_available
+from keras_gated.training.callbacks import (
     AtomicModelCheckpoint,
     DataEpoch,
     EpochBackup,
@@ -32,9 +34,9 @@ from training.callbacks import (
     restore_backup,
     truncate_log,
 )
-from training.numpy_engine import NumpyBatches
-from training.run_dir import METRICS_FILE, disk_error, read_json, write_text_atomic
-from training.tf_epochs import SeededEpochs
+from keras_gated.training.numpy_engine import NumpyBatches
+from keras_gated.training.run_dir import METRICS_FILE, disk_error, read_json, write_text_atomic
+from keras_gated.training.tf_epochs import SeededEpochs
 
 GATES_FILE = "gates.csv"  # k and g(k) of every Residual Gate per epoch (gated nets only)
 
@@ -78,10 +80,6 @@ def hardware() -> str:
 def tensorboard_available() -> bool:
     """Whether Keras's TensorBoard callback can write here: it needs TensorFlow (and
     tensorboard); without them a run writes log.csv and gates.csv only."""
-    import importlib.util
-
-    from keras_gated.tensorflow_cpu import tensorflow_available
-
     try:
         return tensorflow_available() and importlib.util.find_spec("tensorboard") is not None
     except (ImportError, ValueError):

@@ -7,7 +7,7 @@ new process would see the first epoch's batches again. Here every random choice 
 epoch *e* is drawn from ``(seed, e)`` (the shuffle) and ``(seed, e, step)`` (the batch's
 crops and flips, with TensorFlow's stateless random ops): a run resumed at an epoch
 boundary trains on the batches the uninterrupted run trains on, as the numpy engine's
-do (``training.numpy_engine``).
+do (``keras_gated.training.numpy_engine``).
 
 ``fit`` takes ``from_epoch(first, last)``: epochs ``first .. last - 1`` one after the
 other in one dataset, with ``steps_per_epoch`` steps each.
@@ -16,10 +16,11 @@ other in one dataset, with ``steps_per_epoch`` steps each.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import random
 
-from keras_gated.recipes import Recipe
-from training.tf_augment import augment, tf_engine_tensorflow as _tf
+from keras_gated.training.tf_augment import augment, tf_engine_tensorflow as _tf
+from keras_gated.training.transforms import Transforms
 
 # Epoch e of seed s shuffles with the seed s * EPOCH_STRIDE + e: distinct for every
 # (seed, epoch) pair of runs up to a million epochs long.
@@ -33,38 +34,42 @@ class SeededEpochs:
 
     ``ds``: ``(uint8 image, label)`` pairs, cached here once (decoded images); each epoch
     is the whole source in one order drawn from ``(seed, epoch)``, cut into batches of
-    ``batch_size``, cast to float32 and augmented as ``recipe`` says
-    (``training.tf_augment.augment``, with the per-batch seed ``(seed * EPOCH_STRIDE + epoch,
-    step)``). ``seed`` None draws one from Python's ``random`` (seeded by
-    ``keras.utils.set_random_seed``).
+    ``transforms.batch_size``, cast to float32 and augmented as ``transforms`` says
+    (``keras_gated.training.tf_augment.augment``, with the per-batch seed
+    ``(seed * EPOCH_STRIDE + epoch, step)``). A ``transforms.seed`` of None draws one from
+    Python's ``random`` (seeded by ``keras.utils.set_random_seed``).
 
     Iterating it (or ``as_numpy_iterator``) gives the epoch last set with ``set_epoch``
     (0 at first), as a one-pass ``tf.data`` pipeline would.
     """
 
-    def __init__(self, ds, recipe: Recipe, *, batch_size: int, num_examples: int | None = None,
-                 seed: int | None = None, pad_fill=0.0, cache: bool = True,
-                 drop_remainder: bool = False, options=None):
+    def __init__(self, ds, transforms: Transforms, *, num_examples: int | None = None,
+                 cache: bool = True, options=None):
         tf = _tf()
         self.source = ds.cache() if cache else ds
-        self.recipe = recipe
-        self.batch_size = batch_size
         if num_examples is None:
             num_examples = int(ds.cardinality())
             if num_examples < 0:  # unknown or infinite: count the (cached) source once
                 num_examples = int(self.source.reduce(tf.constant(0, tf.int64),
                                                       lambda count, _: count + 1))
         self.num_examples = num_examples
-        self.seed = random.randrange(2**31) if seed is None else int(seed)
-        self.pad_fill = pad_fill
-        self.drop_remainder = drop_remainder
+        seed = random.randrange(2**31) if transforms.seed is None else int(transforms.seed)
+        self.transforms = dataclasses.replace(transforms, seed=seed)
         self.options = options
         self._epoch = 0
 
     @property
+    def seed(self) -> int:
+        return self.transforms.seed
+
+    @property
+    def batch_size(self) -> int:
+        return self.transforms.batch_size
+
+    @property
     def steps_per_epoch(self) -> int:
         whole, rest = divmod(self.num_examples, self.batch_size)
-        return whole + (1 if rest and not self.drop_remainder else 0)
+        return whole + (1 if rest and not self.transforms.drop_remainder else 0)
 
     def with_options(self, options) -> SeededEpochs:
         """The same batches with ``tf.data.Options`` applied to every dataset made (as
@@ -88,15 +93,15 @@ class SeededEpochs:
         batches = (self.source
                    .shuffle(max(self.num_examples, 1), seed=epoch_seed,
                             reshuffle_each_iteration=False)
-                   .batch(self.batch_size, drop_remainder=self.drop_remainder)
+                   .batch(self.batch_size, drop_remainder=self.transforms.drop_remainder)
                    .enumerate())
-        recipe, fill = self.recipe, self.pad_fill
+        transforms = self.transforms
 
         def prepare(step, batch):
             images, labels = batch
             images = tf.cast(images, tf.float32)
             seed = tf.stack([epoch_seed, tf.cast(step, tf.int64)])
-            return augment(images, recipe, fill, seed=seed), labels
+            return augment(images, transforms, seed=seed), labels
 
         return batches.map(prepare, num_parallel_calls=tf.data.AUTOTUNE)
 

@@ -27,7 +27,7 @@ from collections.abc import Collection, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from keras_gated.files import release_folder_reason, write_text_atomic
+from keras_gated.files import is_linked, release_folder_reason, write_text_atomic
 
 LOCK_FILE = "run.lock"
 FINGERPRINT_FILE = "fingerprint.json"
@@ -146,8 +146,6 @@ RUN_FILES = (LOCK_FILE, FINGERPRINT_FILE, METRICS_FILE, STATE_FILE, LOG_FILE, "g
 def check_no_linked_run_files(out: Path) -> None:
     """Refuse (``RunFolderError``) a run folder where a file or folder a run writes is a
     symbolic link or a file with other hard links: a run never writes through a link."""
-    from keras_gated.files import is_linked
-
     for name in RUN_FILES:
         if is_linked(out / name):
             kind = "a symbolic link" if (out / name).is_symlink() else "a file with other hard links"

@@ -1,4 +1,4 @@
-"""The TensorFlow-free engine of the input pipeline (``keras_gated.transforms``): the
+"""The TensorFlow-free engine of the input pipeline (``keras_gated.training.transforms``): the
 decoded split held as numpy arrays, batches made by a ``keras.utils.PyDataset`` with
 vectorised numpy (one gather per batch for the crops), on a few threads.
 
@@ -17,7 +17,7 @@ import math
 import keras
 import numpy as np
 
-from keras_gated.transforms import Transforms, augment_batch, batch_rng, epoch_order
+from keras_gated.training.transforms import Transforms, augment_batch, batch_rng, epoch_order
 
 # Threads that make batches ahead of the training step (numpy releases the GIL in its
 # copies and gathers), and how many batches each keeps ready ahead of the one asked for.

@@ -119,7 +119,7 @@ def patch_keras_for_multi_worker() -> None:
 
     if not multi_worker_patch_applies():
         warnings.warn(
-            f"The multi-worker fix in training/distribute.py was written for Keras "
+            f"The multi-worker fix in keras_gated/training/distribute.py was written for Keras "
             f"{PATCHED_KERAS_VERSION_PREFIX}x; Keras {keras.__version__} runs its own code, "
             "whose fit fails under MultiWorkerMirroredStrategy unless that version fixed "
             "the two failures patch_keras_for_multi_worker describes.",

@@ -4,7 +4,7 @@ recipe as the run uses it (``run_recipe``) and the compiled model with its train
 paper experiments (``experiments/``) all build through ``build_run``, so a run that one of
 them starts is the run the others would start with the same settings and seed.
 
-    from training.build import RunSettings, build_run
+    from keras_gated.training.build import RunSettings, build_run
 
     run = build_run(RunSettings(model="gresnetfc10", dataset="fashion_mnist", epochs=1))
     x, y = next(iter(run.batches))
@@ -22,6 +22,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from keras_gated.registry import get_model_entry
+from keras_gated.training.recipes import RECIPES, get_recipe
+
 FIELDS_IN_FINGERPRINT = ("model", "dataset", "epochs", "batch_size", "seed", "model_args",
                          "validation_split", "lr", "clip_norm", "train_examples",
                          "validation_seeded")
@@ -31,13 +34,13 @@ FIELDS_IN_FINGERPRINT = ("model", "dataset", "epochs", "batch_size", "seed", "mo
 class RunSettings:
     """The settings that make a run, as ``python -m training.train`` takes them.
 
-    ``recipe`` names a recipe of ``keras_gated.recipes`` (default: the model's own);
+    ``recipe`` names a recipe of ``keras_gated.training.recipes`` (default: the model's own);
     ``epochs`` scales its schedule; ``batch_size``, ``lr`` (base learning rate) and
     ``clip_norm`` (global gradient norm) replace the recipe's values when given;
     ``model_args`` are extra constructor arguments of the model; ``validation_split``
     holds out the last fraction of the training split; ``train_examples`` trains on that
     many training examples drawn at random with ``seed``; ``data_engine`` picks the input
-    pipeline's engine (``training.data.ENGINES``; None: the default).
+    pipeline's engine (``keras_gated.training.pipeline.ENGINES``; None: the default).
     """
 
     model: str
@@ -68,8 +71,6 @@ class RunSettings:
 def default_recipe_name(entry) -> str:
     """The recipe a model trains with when none is named: its registry entry's."""
     if entry.default_recipe is None:
-        from keras_gated.recipes import RECIPES
-
         raise ValueError(
             f"{entry.name} has no default recipe; pass --recipe ({', '.join(RECIPES)})."
         )
@@ -79,12 +80,8 @@ def default_recipe_name(entry) -> str:
 def run_recipe(settings: RunSettings):
     """The recipe as the run uses it: the named recipe (or the model's), its schedule scaled
     to ``settings.epochs``, with the run's batch size, ``lr`` and ``clip_norm``."""
-    from keras_gated.recipes import get_recipe
-
     name = settings.recipe
     if name is None:
-        from keras_gated.registry import get_model_entry
-
         name = default_recipe_name(get_model_entry(settings.model))
     recipe = get_recipe(name).with_epochs(settings.epochs)
     recipe = dataclasses.replace(recipe, batch_size=settings.batch_size or recipe.batch_size)
@@ -124,7 +121,7 @@ def split_validation(train_ds, train_info, fraction_held_out: float | None,
     else:
         note = (f"{held_out} training examples held out at random (fraction "
                 f"{fraction_held_out:g}, seed {seed})")
-        from training.data import shuffled_once
+        from keras_gated.training.pipeline import shuffled_once  # imports Keras: see build_run
 
         train_ds = shuffled_once(train_ds, total, seed)
     val_info = dataclasses.replace(train_info, num_examples=held_out, note=note)
@@ -163,16 +160,19 @@ def build_run(settings: RunSettings, *, make_model: Callable[[Any], Any] | None 
     with a new head); images that do not match its input shape are adapted to it.
     ``scope`` (a context manager, e.g. a distribution strategy's) encloses building and
     compiling the model. ``train_split``: the ``(source, info)`` that
-    ``training.data.load_split`` gave for the training split, when the caller has read it
+    ``keras_gated.training.pipeline.load_split`` gave for the training split, when the caller has read it
     already (it is then not read again).
     """
     import contextlib
 
+    # Keras and the modules that import it, here: the command lines read this module
+    # before they choose the backend, which must be set before Keras is imported.
     import keras
 
-    from keras_gated.registry import get_model_entry
-    from training.data import adapt_source, load_split, make_pipeline, normalisation_mean, random_subset
-    from training.optim import apply_weight_decay, make_optimizer
+    from keras_gated.training.optimizers import apply_weight_decay, make_optimizer
+    from keras_gated.training.pipeline import (
+        adapt_source, load_split, make_pipeline, normalisation_mean, random_subset,
+    )
 
     recipe = run_recipe(settings)
     keras.utils.set_random_seed(settings.seed)

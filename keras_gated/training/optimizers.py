@@ -5,7 +5,8 @@ from __future__ import annotations
 import keras
 
 from keras_gated.gating import gate_variables
-from keras_gated.recipes import Recipe
+from keras_gated.training.recipes import Recipe
+from keras_gated.training.schedules import WarmupLinearDecay
 
 
 def _is_bias(variable) -> bool:
@@ -46,8 +47,6 @@ def apply_weight_decay(model: keras.Model, recipe: Recipe) -> int:
 def learning_rate_schedule(recipe: Recipe, steps_per_epoch: int):
     """The recipe's learning rate as a Keras schedule over optimizer steps."""
     if recipe.lr_schedule == "warmup_linear":
-        from training.schedules import WarmupLinearDecay
-
         return WarmupLinearDecay(recipe.learning_rate, recipe.epochs * steps_per_epoch, recipe.warmup)
     if recipe.lr_schedule != "step":
         raise ValueError(

@@ -1,10 +1,11 @@
 """The input pipeline's engines: load a split for an engine, and run the pipeline that
-``keras_gated.transforms`` describes on it. Both feed ``model.fit`` on every backend.
+``keras_gated.training.transforms`` describes on it. Both feed ``model.fit`` on every
+backend, and both run the one ``Transforms`` that ``make_pipeline`` makes of a recipe.
 
 * ``numpy`` (the default; no TensorFlow): the split as numpy arrays, batches made by a
-  ``keras.utils.PyDataset`` (``training.numpy_engine``);
-* ``tf``: a ``tf.data`` pipeline (decode, cache, shuffle, batch, augment, prefetch);
-  TensorFlow needed.
+  ``keras.utils.PyDataset`` (``keras_gated.training.numpy_engine``);
+* ``tf``: a ``tf.data`` pipeline (decode, cache, shuffle, batch, augment, prefetch;
+  ``keras_gated.training.tf_epochs``); TensorFlow needed.
 
 Augmentation runs on whole batches in both (one vectorised crop and flip per batch, not
 one function call per image): the pipeline then costs a fraction of the CPU time of
@@ -15,13 +16,15 @@ TensorFlow is imported only when the ``tf`` engine is used.
 
 from __future__ import annotations
 
+import keras
 import numpy as np
 
-from keras_gated.recipes import Recipe
-from keras_gated.transforms import Transforms
-from training.numpy_engine import ArraySource, NumpyBatches
-from training.tf_augment import tf_engine_tensorflow as _tf
-from training.tf_epochs import SeededEpochs
+from keras_gated import datasets
+from keras_gated.training.numpy_engine import ArraySource, NumpyBatches
+from keras_gated.training.recipes import Recipe
+from keras_gated.training.tf_augment import tf_engine_tensorflow as _tf
+from keras_gated.training.tf_epochs import SeededEpochs
+from keras_gated.training.transforms import Transforms
 
 ENGINES = ("numpy", "tf")
 # The engine a run uses when it does not choose one (docs/data_engines.md: measured the
@@ -48,8 +51,6 @@ def engine_for(engine: str | None, strategy: str = "default") -> str:
 def load_split(dataset: str, split: str, engine: str | None = None):
     """``(source, info)``: a split loaded for ``engine``: an ``ArraySource`` (numpy) or a
     ``tf.data.Dataset`` of ``(uint8 image, int64 label)`` (tf), in the split's order."""
-    from keras_gated import datasets
-
     if check_engine(engine) == "tf":
         _tf()  # one clear sentence where TensorFlow is missing
         return datasets.load(dataset, split)
@@ -78,19 +79,14 @@ def shuffled_once(ds, num_examples: int, seed: int):
 
 def adapt_source(ds, shape: tuple[int, int, int]):
     """``keras_gated.datasets.adapt_images`` for either engine's source."""
-    from keras_gated.datasets import adapt_images
-
     if isinstance(ds, ArraySource):
-        return ArraySource(adapt_images(ds.images, shape), ds.labels)
-    return adapt_images(ds, shape)
+        return ArraySource(datasets.adapt_images(ds.images, shape), ds.labels)
+    return datasets.adapt_images(ds, shape)
 
 
 def normalisation_mean(model) -> list[float] | float:
     """The per-channel mean of a model's in-model ``preprocessing`` Normalization (0-255
     pixels), or 0 when it has none (the fill of ``pad_mode="mean"``)."""
-    import keras
-    import numpy as np
-
     try:
         layer = model.get_layer("preprocessing")
     except ValueError:
@@ -116,27 +112,25 @@ def make_pipeline(
 
     ``ds`` chooses the engine: an ``ArraySource`` gives a ``NumpyBatches`` (a
     ``keras.utils.PyDataset``), a ``tf.data.Dataset`` a ``tf.data`` pipeline (for
-    training, ``training.tf_epochs.SeededEpochs``: one per epoch, a function of ``seed``
-    and the epoch); both run ``Transforms.from_recipe(recipe, ...)``. ``pad_fill``: the
-    padding value of ``pad_mode="mean"`` (see ``normalisation_mean``).
+    training, ``keras_gated.training.tf_epochs.SeededEpochs``: one per epoch, a function of
+    ``seed`` and the epoch); both run the one ``Transforms.from_recipe(recipe, ...)``.
+    ``pad_fill``: the padding value of ``pad_mode="mean"`` (see ``normalisation_mean``).
 
     In the ``tf.data`` pipeline the cache holds the decoded images (uint8), shuffling
     draws from the whole split (``num_examples``), and the cast and augmentation run per
     batch, in parallel with the training step (``prefetch``).
     """
+    transforms = Transforms.from_recipe(recipe, training=training, batch_size=batch_size,
+                                        seed=seed, pad_fill=pad_fill,
+                                        drop_remainder=drop_remainder)
     if isinstance(ds, ArraySource):
-        transforms = Transforms.from_recipe(recipe, training=training, batch_size=batch_size,
-                                            seed=seed, pad_fill=pad_fill,
-                                            drop_remainder=drop_remainder)
         return NumpyBatches(ds, transforms)
     if training:
-        return SeededEpochs(ds, recipe, batch_size=batch_size, num_examples=num_examples,
-                            seed=seed, pad_fill=pad_fill, cache=cache,
-                            drop_remainder=drop_remainder)
+        return SeededEpochs(ds, transforms, num_examples=num_examples, cache=cache)
     tf = _tf()
     if cache:
         ds = ds.cache()
-    ds = ds.batch(batch_size, drop_remainder=drop_remainder)
+    ds = ds.batch(transforms.batch_size, drop_remainder=transforms.drop_remainder)
     ds = ds.map(lambda images, labels: (tf.cast(images, tf.float32), labels),
                 num_parallel_calls=tf.data.AUTOTUNE)
     return ds.prefetch(tf.data.AUTOTUNE)

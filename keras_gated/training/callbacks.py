@@ -15,7 +15,7 @@ import keras
 import numpy as np
 
 from keras_gated.files import check_not_linked
-from training.run_dir import read_json, write_text_atomic
+from keras_gated.training.run_dir import read_json, write_text_atomic
 
 
 def read_log(path: Path) -> list[dict]:
@@ -94,7 +94,7 @@ class EpochBackup(keras.callbacks.Callback):
     to a new file, then ``latest.json`` is replaced atomically to point at it: whenever
     the process dies, ``latest.json`` names a complete backup. Epochs whose loss went
     NaN are never backed up. ``restore_backup`` reads it back before ``fit``. Put it
-    after the ``CSVLogger`` in the callback list (see ``training.loop.fit_resumable``).
+    after the ``CSVLogger`` in the callback list (see ``keras_gated.training.loop.fit_resumable``).
     """
 
     def __init__(self, backup_dir: str | Path, nan_guard: StopOnNaN | None = None,

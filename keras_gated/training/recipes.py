@@ -266,7 +266,7 @@ IMAGENET_RESNET = _add(Recipe(
     decay="all",
     flip=True,
     notes="fb.resnet.torch ImageNet defaults (x0.1 every 30 epochs). Its scale augmentation "
-    "(random-resized crops, colour jitter) is not implemented in training/data.py: planned.",
+    "(random-resized crops, colour jitter) is not implemented in keras_gated/training/pipeline.py: planned.",
 ))
 
 FINETUNE = _add(Recipe(
