@@ -247,6 +247,26 @@ def test_the_augmentation_pads_crops_and_flips_each_image_on_its_own():
         assert any(np.array_equal(out[i], c) or np.array_equal(out[i], c[:, ::-1]) for c in crops)
 
 
+def test_the_lease_pads_as_the_engines_do():
+    """A recipe with pad_mode="mean" pads with the model's normalisation mean on the lease
+    too (fb.resnet.torch's zero padding of normalised images), not with black pixels."""
+    from keras_gated import create_model
+    from keras_gated.training.pipeline import normalisation_mean
+    from keras_gated.training.recipes import get_recipe
+    from keras_gated.training.transforms import Transforms
+    from training.lease.run import lease_transforms
+
+    model = create_model("gresnet20")
+    mean = normalisation_mean(model)
+    assert isinstance(mean, list) and len(mean) == 3 and min(mean) > 50  # CIFAR-10 means, 0-255
+    recipe = get_recipe("preact_cifar")
+    assert recipe.pad_mode == "mean"
+    on_lease = lease_transforms(recipe, model, 128, seed=3)
+    assert on_lease == Transforms.from_recipe(recipe, training=True, batch_size=128, seed=3,
+                                              drop_remainder=True, pad_fill=mean)
+    assert on_lease.fill == tuple(mean)
+
+
 def test_the_flagship_recipe_is_registered_with_a_budget_schedule():
     from keras_gated.training.recipes import get_recipe
     from keras_gated.training.optimizers import learning_rate_schedule

@@ -110,6 +110,16 @@ def size_schedule(*, now: float, deadline: float, reserve: float, steps_per_seco
     return max(1, steps)
 
 
+def lease_transforms(recipe, model, batch_size: int, seed: int):
+    """The training ``Transforms`` of a lease run: the recipe's, as both engines run it
+    (``pad_mode="mean"`` pads with the model's normalisation mean), whole batches only."""
+    from keras_gated.training.pipeline import normalisation_mean  # imports Keras
+    from keras_gated.training.transforms import Transforms
+
+    return Transforms.from_recipe(recipe, training=True, batch_size=batch_size, seed=seed,
+                                  drop_remainder=True, pad_fill=normalisation_mean(model))
+
+
 def main(args: argparse.Namespace) -> int:
     if len(args.model) > 1:
         from training.lease import several
@@ -190,7 +200,6 @@ class LeaseRun:
         from keras_gated.model_args import parse_model_args
         from keras_gated.training.optimizers import decayed_variables
         from keras_gated.training.recipes import get_recipe
-        from keras_gated.training.transforms import Transforms
         from training.lease.device_step import (
             initial_state, make_eval_step, make_train_step,
         )
@@ -215,8 +224,7 @@ class LeaseRun:
         self.step = make_train_step(
             self.model, optimizer, decayed=decayed_variables(self.model, recipe),
             weight_decay=recipe.weight_decay,
-            transforms=Transforms.from_recipe(recipe, training=True, batch_size=self.batch,
-                                              seed=args.seed, drop_remainder=True),
+            transforms=lease_transforms(recipe, self.model, self.batch, args.seed),
             learning_rate=learning_rate_fn(recipe),
         )
         keras.config.set_dtype_policy("float32")
