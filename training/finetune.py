@@ -35,7 +35,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from keras_gated.cli import dataset_help
+from keras_gated.cli.arguments import dataset_help
 from training.arguments import (
     add_data_engine_argument,
     command_line,

@@ -31,7 +31,7 @@ import argparse
 from collections.abc import Sequence
 from pathlib import Path
 
-from keras_gated.cli import dataset_help
+from keras_gated.cli.arguments import dataset_help
 from training.arguments import (
     add_data_engine_argument,
     add_time_limit_arguments,
