@@ -225,7 +225,7 @@ def build_finetune_model(name: str, weights: str, classes: int, freeze_backbone:
 def finetune_record(args: argparse.Namespace, command: str, recipe, batch_size: int,
                     built) -> dict:
     """What ``metrics.json`` says of how a fine-tuned net was made, beside its accuracy."""
-    from keras_gated.fast_path import describe
+    from keras_gated.models.fast_path_model import describe
 
     model, train_info = built.model, built.train_info
     return {
@@ -302,7 +302,7 @@ def evaluation_pipelines(args: argparse.Namespace, built, engine: str) -> tuple:
 def run(args: argparse.Namespace) -> int:
     import keras
 
-    from keras_gated.fast_path import describe_text
+    from keras_gated.models.fast_path_model import describe_text
     from keras_gated.files import portable_record
     from training.build import RunSettings, build_run, run_recipe
     from training.data import engine_for, load_split

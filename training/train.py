@@ -307,7 +307,7 @@ def run_settings(args: argparse.Namespace) -> RunSettings:
 
 def run_record(args: argparse.Namespace, backend: str, recipe, model, val_split: str) -> dict:
     """What ``metrics.json`` says of how the run was made, beside its accuracies."""
-    from keras_gated.fast_path import describe
+    from keras_gated.models.fast_path_model import describe
 
     return {
         "command": reproduce_command(args, backend),
@@ -346,7 +346,7 @@ def run_pipelines(args: argparse.Namespace, built, engine: str, strategy) -> tup
 def run(args: argparse.Namespace) -> int:
     import keras
 
-    from keras_gated.fast_path import describe_text
+    from keras_gated.models.fast_path_model import describe_text
     from keras_gated.files import portable_record
     from keras_gated.registry import get_model_entry
     from training import distribute
