@@ -20,6 +20,7 @@ import warnings
 from types import ModuleType
 
 MOVED: dict[str, tuple[str, ...]] = {
+    "keras_gated.class_names": ("keras_gated.datasets",),
     "keras_gated.cli_names": ("keras_gated.cli.arguments",),
     "keras_gated.fast_path": ("keras_gated.models.fast_path_model",),
     "keras_gated.gates": ("keras_gated.gating",),

@@ -50,8 +50,9 @@ class CatalogConstructor:
 
 def build_catalog() -> dict[str, Any]:
     """The snapshot of the live registry's built-in families (imports them, and Keras)."""
-    # The families import Keras: only writing the snapshot imports them, reading it does not.
-    import keras_gated.models  # noqa: F401  (the families register their models)
+    # Lazy and heavy: the families import Keras and register their models as they are
+    # imported; only writing the snapshot imports them, reading it does not.
+    importlib.import_module("keras_gated.models")
 
     models = {}
     cfg_files = set()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib
 import os
 import sys
 from collections.abc import Iterator, Sequence
@@ -65,12 +66,13 @@ def start_keras(args: argparse.Namespace) -> None:
     require_backend()
     announce_choice()  # now: Keras's import below writes nothing to stderr
     with contextlib.nullcontext() if debug else native_stderr_silenced():
-        import keras  # noqa: F401
+        importlib.import_module("keras")
         if args.command in BUILD_MODELS and is_installed("tensorflow"):
-            import tensorflow  # noqa: F401  (Keras's serialisation imports it on every backend)
-    # Lazy: the families import Keras and register their models; the registry-only
-    # commands above never import them.
-    import keras_gated.models  # noqa: F401
+            # Keras's serialisation imports it on every backend: imported here, quietly.
+            importlib.import_module("tensorflow")
+    # Lazy and heavy: the families import Keras and register their models as they are
+    # imported; the registry-only commands above never import them.
+    importlib.import_module("keras_gated.models")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -39,7 +39,7 @@ from typing import Any
 
 import keras
 
-from keras_gated.class_names import CLASS_NAMES
+from keras_gated.datasets import CLASS_NAMES
 from keras_gated.files import check_not_linked
 from keras_gated.flops import count_macs
 from keras_gated.release.citations import bibtex

@@ -280,7 +280,7 @@ def test_a_bad_image_or_a_truncated_local_copy_is_named_in_one_sentence(tmp_path
 
 
 def _cifar_folder(root, size):
-    from keras_gated.class_names import CLASS_NAMES
+    from keras_gated.datasets import CLASS_NAMES
 
     rng = np.random.default_rng(0)
     for name in CLASS_NAMES["cifar10"]:
@@ -300,7 +300,7 @@ def test_evaluate_never_crops_larger_images_and_resizes_when_told(tmp_path):
 
 def test_a_folder_of_fashion_mnist_classes_is_evaluated_through_a_class_map(tmp_path):
     from keras_gated import datasets
-    from keras_gated.class_names import CLASS_NAMES
+    from keras_gated.datasets import CLASS_NAMES
     from keras_gated.evaluation import evaluate
 
     try:
