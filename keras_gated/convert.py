@@ -42,7 +42,9 @@ from typing import TYPE_CHECKING, Any
 import keras
 import numpy as np
 
+from keras_gated.files import check_new_folder, check_outside_zoo, new_output_folder
 from keras_gated.layers.block import Block, block_stages
+from keras_gated.registry import create_model, get_model_entry
 
 if TYPE_CHECKING:
     from keras_gated.models.family_spec import Converter
@@ -352,13 +354,9 @@ def convert(
     type (projection or zero-pad) too. With ``out``, the model is written as a Keras save
     folder that ``weights=out`` loads; nothing is written if the conversion fails.
     """
-    from keras_gated.registry import create_model, get_model_entry
-
     layout = _converter(source)
     get_model_entry(arch)  # an unknown name fails here, with the registry's message
     if out is not None:  # before any work: a new or empty folder outside the zoo
-        from keras_gated.files import check_new_folder, check_outside_zoo
-
         check_new_folder(out)
         check_outside_zoo(out)
     if not arch.startswith(layout.archs):
@@ -384,8 +382,6 @@ def save_folder(model: keras.Model, out: str | os.PathLike) -> Path:
     (``keras_gated.files.new_output_folder``); an ``out`` that holds files or is a link is
     refused (``ValueError``).
     """
-    from keras_gated.files import check_outside_zoo, new_output_folder
-
     out = Path(out)
     check_outside_zoo(out)
     # A new or empty folder (never a link), claimed while it is written, renamed into place.

@@ -39,7 +39,7 @@ from pathlib import Path
 
 import numpy as np
 
-from keras_gated.class_names import CLASS_NAMES
+from keras_gated import tensorflow_cpu  # the module: its functions looked up when called
 
 CIFAR10_ZIP = "cifar10-jpeg.zip"
 FASHION_MNIST_DIR = "fashion-mnist"
@@ -55,6 +55,31 @@ CHECKSUMS = {
     "t10k-images-idx3-ubyte.gz": "cc1d090a38ace84dfa1aa66e3ada7c336ef481a96936906477e6dd344da56eaa",
     "t10k-labels-idx1-ubyte.gz": "8d3605d196f4be44669e46906da9733c8131fef761fdbfec72c424d5222f1a05",
 }
+
+# Class names of the data sets keras-gated releases weights for, by data tag.
+CLASS_NAMES: dict[str, tuple[str, ...]] = {
+    "cifar10": (
+        "airplane", "automobile", "bird", "cat", "deer",
+        "dog", "frog", "horse", "ship", "truck",
+    ),
+    "fashion_mnist": (
+        "T-shirt/top", "Trouser", "Pullover", "Dress", "Coat",
+        "Sandal", "Shirt", "Sneaker", "Bag", "Ankle boot",
+    ),
+}
+
+
+def class_names_for(tag: str) -> tuple[str, ...]:
+    """The class names of a data tag (``"cifar10"``) or of a weight id's data."""
+    dataset = tag.partition(".")[2] or tag
+    if dataset in CLASS_NAMES:
+        return CLASS_NAMES[dataset]
+    raise ValueError(
+        f"No class names known for {tag!r}. Known data tags: {', '.join(CLASS_NAMES)}; "
+        "or pass the class names as a list."
+    )
+
+
 IMAGE_EXTENSIONS = (".jpg", ".jpeg", ".png", ".bmp", ".gif", ".webp")
 # PIL modes of a grey image (1-bit, 8-bit, 16-bit and 32-bit integer, float, with alpha):
 # a folder of such images only is read grey, a folder with any colour image as RGB.
@@ -152,9 +177,7 @@ def verify_local_copy(path: Path) -> bool | None:
 def decode_image(encoded, channels: int = 0):
     """Decode JPEG bit-identically to PIL (INTEGER_ACCURATE IDCT); PNG/BMP/GIF as usual.
     TensorFlow ops (the ``tf.data`` engine); ``decode_image_array`` is the numpy twin."""
-    from keras_gated.tensorflow_cpu import import_tensorflow
-
-    tf = import_tensorflow("Decoding images with TensorFlow")
+    tf = tensorflow_cpu.import_tensorflow("Decoding images with TensorFlow")
     is_jpeg = tf.strings.substr(encoded, 0, 3) == b"\xff\xd8\xff"
     return tf.cond(
         is_jpeg,
@@ -371,9 +394,7 @@ def _image_folder(root: Path, split: str):
 
 # --- tfds -----------------------------------------------------------------------------------
 def _tfds(name: str, split: str, data_dir: str | None, download: bool):
-    from keras_gated.tensorflow_cpu import import_tensorflow
-
-    import_tensorflow(f"The tfds data set {name!r} (no local copy)")
+    tensorflow_cpu.import_tensorflow(f"The tfds data set {name!r} (no local copy)")
     try:
         import tensorflow_datasets as tfds
     except ModuleNotFoundError as error:  # an optional dependency: say how to get it
@@ -458,9 +479,7 @@ def _tfds_or_error(tag: str, split: str, tfds_data_dir: str | None, download: bo
     try:
         return _tfds(tag, split, tfds_data_dir, download)
     except ValueError as error:  # no TensorFlow here: its own sentence says what to install
-        from keras_gated.tensorflow_cpu import TensorFlowRequiredError
-
-        if not isinstance(error, TensorFlowRequiredError):
+        if not isinstance(error, tensorflow_cpu.TensorFlowRequiredError):
             raise _not_found(tag, split, error) from error
         looked = [str(d / _LOCAL[tag][0]) for d in data_dirs()] if tag in _LOCAL else []
         where = f" (no local copy in: {', '.join(looked)})" if looked else ""
@@ -528,9 +547,7 @@ def load(
     local = _local_arrays(tag, split)
     if local is None:
         return _tfds_or_error(tag, split, tfds_data_dir, download)
-    from keras_gated.tensorflow_cpu import import_tensorflow
-
-    tf = import_tensorflow("datasets.load (a tf.data.Dataset)")
+    tf = tensorflow_cpu.import_tensorflow("datasets.load (a tf.data.Dataset)")
     images, labels, info = local
     return tf.data.Dataset.from_tensor_slices((images, labels)), info
 

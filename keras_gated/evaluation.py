@@ -2,14 +2,24 @@
 
 from __future__ import annotations
 
+import json
 import os
+import sys
 from collections.abc import Mapping, Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any, TextIO
 
+import keras
 import numpy as np
 
+from keras_gated import datasets
+from keras_gated.datasets import CLASS_NAMES, decode_image_array
+from keras_gated.models import GResNet20
+from keras_gated.preprocessing import decode_predictions
+from keras_gated.progress import keras_verbose, on_stderr, track
+from keras_gated.registry import create_model
+from keras_gated.weights.load import head_classes
 from keras_gated.weights.resolve import resolve_weights
 from keras_gated.weights.sources import local_weights_file, released_cfg
 
@@ -19,8 +29,6 @@ DEMO_WEIGHT_ID = "gresnet20.cifar10"
 def weights_classes(name: str, weights: str) -> int | None:
     """The class count of ``weights`` for model ``name``: a released tag's config, or
     the head stored in a local file or save folder; None when it cannot be read."""
-    from keras_gated.weights.load import head_classes  # Keras and h5py: read a file's head
-
     cfg = released_cfg(name, str(weights))
     if cfg is not None:
         return cfg.classes
@@ -139,8 +147,6 @@ def adapted_in_training(weights: str) -> bool:
     """Whether ``weights`` is a fine-tuned folder whose run adapted its data to the
     backbone's input (its ``metrics.json`` records ``input_adaptation``): evaluate then
     adapts the data the same way, a centre crop included."""
-    import json
-
     metrics = Path(os.path.expanduser(str(weights))) / "metrics.json"
     try:
         return bool(json.loads(metrics.read_text()).get("input_adaptation"))
@@ -151,8 +157,6 @@ def adapted_in_training(weights: str) -> bool:
 def resize_array(images: np.ndarray, size: tuple[int, int], batch: int = 256) -> np.ndarray:
     """uint8 ``images`` (N, H, W, C) scaled to ``size`` (bilinear, antialiased:
     ``keras.ops.image.resize``), batch by batch, as uint8."""
-    import keras
-
     out = np.empty((len(images), *size, images.shape[-1]), np.uint8)
     for start in range(0, len(images), batch):
         scaled = keras.ops.image.resize(images[start:start + batch].astype(np.float32), size,
@@ -178,9 +182,6 @@ def evaluate(name: str, weights: str, dataset: str, *, batch_size: int = 256,
     ``data_engine``: ``"numpy"`` (no TensorFlow) or ``"tf"`` (``tf.data``); both give the
     same accuracy.
     """
-    from keras_gated import datasets
-    from keras_gated.registry import create_model
-
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
         raise ValueError(f"`batch_size` must be a positive integer, got {batch_size!r}.")
     if data_engine not in ("numpy", "tf"):
@@ -216,8 +217,6 @@ def evaluate(name: str, weights: str, dataset: str, *, batch_size: int = 256,
                 x, expected[:2], antialias=True)), 0, 255), tf.uint8), y))
         if tuple(info.image_shape) != expected:
             ds = datasets.adapt_images(ds, expected)
-        from keras_gated.progress import keras_verbose, on_stderr
-
         batches = ds.map(lambda x, y: (tf.cast(x, tf.float32), y)).batch(batch_size)
         with on_stderr():
             _, accuracy = model.evaluate(batches, verbose=keras_verbose())
@@ -242,8 +241,6 @@ def saved_input_shape(weights: str) -> dict:
     """``{"input_shape": ...}`` recorded in the ``config.json`` of a local save folder
     (a run trained on other images than the model's default records its own), else
     ``{}``: the model is then built with the input its weights were trained on."""
-    import json
-
     config_file = Path(os.path.expanduser(str(weights))) / "config.json"
     if not config_file.is_file():
         return {}
@@ -267,8 +264,6 @@ def load_saved_model(name: str, path: str, num_classes: int, dataset: str,
                      model_args: Mapping[str, Any] | None):
     """The model saved in the ``.keras`` file ``path`` (its own input shape and head, as
     trained), checked to be ``name`` and to classify ``dataset``'s classes."""
-    import keras
-
     if model_args:
         raise ValueError(f"{path} is a whole saved model, which records its constructor "
                          "arguments: drop --model-arg.")
@@ -286,8 +281,6 @@ def load_saved_model(name: str, path: str, num_classes: int, dataset: str,
 def accuracy_in_batches(model, images: np.ndarray, labels: np.ndarray, batch_size: int) -> float:
     """Top-1 accuracy of ``model`` on uint8 ``images``, cast to float32 one batch at a time
     (a whole float32 split would take four times the memory of its bytes)."""
-    from keras_gated.progress import track
-
     correct = 0
     for start in track(range(0, len(images), batch_size), f"evaluating {len(images)} images",
                        unit="batch"):
@@ -299,9 +292,6 @@ def accuracy_in_batches(model, images: np.ndarray, labels: np.ndarray, batch_siz
 
 def demo_images() -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:
     """The bundled CIFAR-10 test images (2 per class), decoded like the training data."""
-    from keras_gated.class_names import CLASS_NAMES
-    from keras_gated.datasets import decode_image_array
-
     names = CLASS_NAMES["cifar10"]
     folder = resources.files("keras_gated") / "assets" / "cifar10_demo"
     files = sorted(f for f in folder.iterdir() if f.name.endswith(".jpg"))
@@ -320,11 +310,6 @@ def loaded_weights_label(model) -> str:
 def run_demo(weights: str = "cifar10", out: TextIO | None = None) -> float:
     """Classify the bundled images with GResNet20 and ``weights`` (``gresnet20.cifar10``
     by default): top-3 per image, accuracy."""
-    import sys
-
-    from keras_gated.models import GResNet20
-    from keras_gated.preprocessing import decode_predictions
-
     out = out or sys.stdout
     images, labels, names = demo_images()
     model = GResNet20(weights=weights)

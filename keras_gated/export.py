@@ -19,6 +19,9 @@ import keras
 import numpy as np
 from keras import ops
 
+from keras_gated.files import check_new_path, new_output_path
+from keras_gated.tensorflow_cpu import import_tensorflow
+
 PACKAGE = "keras_gated"
 FORMATS = {"savedmodel": "tf_saved_model", "tflite": "litert", "onnx": "onnx"}
 BACKENDS = {  # the Keras backends each format is exported from
@@ -93,13 +96,9 @@ def export(model: keras.Model, path: str | os.PathLike, format: str, *, verbose:
             f"{format} export runs on the {' or '.join(BACKENDS[format])} backend, not {backend}: "
             f"set KERAS_BACKEND={BACKENDS[format][0]}."
         )
-    from keras_gated.files import check_new_path, new_output_path
-
     path = check_new_path(path, "the export path")  # before any work
     check_onnx_converter(model, format)
     if backend == "tensorflow" or format == "savedmodel":  # SavedModel: jax2tf on JAX
-        from keras_gated.tensorflow_cpu import import_tensorflow
-
         import_tensorflow(f"Export to {format} on the {backend} backend")
     # Written beside and renamed into place: a new path only, never a link followed.
     with new_output_path(path, "the export path") as staging:

@@ -4,6 +4,9 @@ The count runs one forward pass on a single example while recording every Conv2D
 Dense call (nested layers included), so it works for every family and backend without
 per-architecture formulas. Element-wise work (BN, activations, gates) is not counted:
 for these networks it is well under 1 % of the convolutions.
+
+Only counting imports Keras (and so starts a backend): the estimates are arithmetic, and
+the registry's planned configs and the zoo tables use them without a backend.
 """
 
 from __future__ import annotations
@@ -11,9 +14,10 @@ from __future__ import annotations
 import contextlib
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import keras
-import numpy as np
+if TYPE_CHECKING:
+    import keras
 
 # The throughput assumed for GPU-hour estimates: one NVIDIA A100 sustaining 25 TFLOP/s
 # (about 16 % of its TF32 tensor-core peak, typical of small-image convnets in practice).
@@ -25,6 +29,9 @@ ASSUMED_GPU_FLOPS = 25e12
 
 @contextlib.contextmanager
 def _recording(macs: list):
+    import keras  # a backend: only counting needs it (see the module's docstring)
+    import numpy as np
+
     conv_call, dense_call = keras.layers.Conv2D.call, keras.layers.Dense.call
 
     def conv(self, inputs):
@@ -51,6 +58,7 @@ def count_macs(model: keras.Model) -> int:
     shape = tuple(model.inputs[0].shape[1:])
     if any(size is None for size in shape):
         raise ValueError(f"count_macs needs a fixed input shape, got {shape}.")
+    import numpy as np
     macs: list[int] = []
     with _recording(macs):
         model(np.zeros((1, *shape), dtype="float32"), training=False)

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from keras_gated.class_names import class_names_for
+from keras_gated.datasets import class_names_for
 
 
 def preprocess_input(x, data_format: str | None = None):

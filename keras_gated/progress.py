@@ -4,8 +4,7 @@ The bar is Keras's own (``keras.utils.Progbar``, the one ``fit`` draws), written
 standard error so that standard output keeps only a command's results. It is shown when
 standard error is a terminal, or as ``set_enabled`` says (``keras-gated --progress`` or
 ``--no-progress``); the same setting turns the Hugging Face Hub's download bars on or off.
-
-    from keras_gated.progress import track
+``track`` wraps a loop::
 
     for start in track(range(0, len(images), 256), "evaluating 10000 images", unit="batch"):
         ...

@@ -19,7 +19,7 @@ the variable only chooses CPU kernels.
 
 With oneDNN on, XLA is the slower path on a CPU (its CPU backend does not use oneDNN),
 so ``GatedModel``'s ``jit_compile="auto"`` then keeps Keras's choice (no XLA on a
-CPU-only TensorFlow); see ``keras_gated.fast_path``.
+CPU-only TensorFlow); see ``keras_gated.models.fast_path_model``.
 
 This module imports nothing heavy: it must run before TensorFlow is imported.
 """

@@ -102,7 +102,7 @@ def test_wheel_holds_keras_gated_and_the_bundled_checkpoints_only(wheel):
     top_level = {name.split("/")[0] for name in names}
     assert top_level == {"keras_gated", wheel.name.split("-py")[0] + ".dist-info",
                          *STARTUP_FILES}, top_level
-    assert "keras_gated/__init__.py" in names and "keras_gated/cli.py" in names
+    assert "keras_gated/__init__.py" in names and "keras_gated/cli/__init__.py" in names
     assert any(n.startswith("keras_gated/assets/cifar10_demo/") for n in names)
     # Every family's data files, the compressed architectures' list included.
     data_files = {p.relative_to(ROOT).as_posix() for p in (ROOT / "keras_gated" / "models").rglob("*")

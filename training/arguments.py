@@ -13,7 +13,7 @@ import shlex
 import sys
 from collections.abc import Callable, Sequence
 
-from keras_gated.cli import positive_int  # the same argparse type as the command line's
+from keras_gated.cli.arguments import positive_int  # the same argparse type as the command line's
 
 
 def positive_float(text: str) -> float:

@@ -37,7 +37,7 @@ from pathlib import Path
 
 # The library's modules that import Keras are imported inside the functions below: the
 # backend (--backend) is set from the command line first (``training.arguments.run_main``).
-from keras_gated.cli import dataset_help
+from keras_gated.cli.arguments import dataset_help
 from keras_gated.files import portable_path, portable_record, portable_text
 from keras_gated.training.build import RunSettings, build_run, run_recipe
 from keras_gated.training.run_dir import (
@@ -237,7 +237,7 @@ def build_finetune_model(name: str, weights: str, classes: int, freeze_backbone:
 def finetune_record(args: argparse.Namespace, command: str, recipe, batch_size: int,
                     built) -> dict:
     """What ``metrics.json`` says of how a fine-tuned net was made, beside its accuracy."""
-    from keras_gated.fast_path import describe  # imports Keras: after run_main set the backend
+    from keras_gated.models.fast_path_model import describe  # imports Keras: after run_main set the backend
 
     model, train_info = built.model, built.train_info
     return {
@@ -314,7 +314,7 @@ def run(args: argparse.Namespace) -> int:
     # Keras and the modules that import it: after run_main set the backend.
     import keras
 
-    from keras_gated.fast_path import describe_text
+    from keras_gated.models.fast_path_model import describe_text
     from keras_gated.training.loop import evaluate_metrics, fit_resumable, write_metrics
     from keras_gated.training.pipeline import engine_for, load_split
 

@@ -33,7 +33,7 @@ from pathlib import Path
 
 # The library's modules that import Keras are imported inside the functions below: the
 # backend (--backend) is set from the command line first (``training.arguments.run_main``).
-from keras_gated.cli import dataset_help
+from keras_gated.cli.arguments import dataset_help
 from keras_gated.files import portable_record
 from keras_gated.model_args import format_model_arg, parse_model_args
 from keras_gated.registry import get_model_entry
@@ -318,7 +318,7 @@ def run_settings(args: argparse.Namespace) -> RunSettings:
 
 def run_record(args: argparse.Namespace, backend: str, recipe, model, val_split: str) -> dict:
     """What ``metrics.json`` says of how the run was made, beside its accuracies."""
-    from keras_gated.fast_path import describe  # imports Keras: after run_main set the backend
+    from keras_gated.models.fast_path_model import describe  # imports Keras: after run_main set the backend
 
     return {
         "command": reproduce_command(args, backend),
@@ -358,7 +358,7 @@ def run(args: argparse.Namespace) -> int:
     # Keras and the modules that import it: after run_main set the backend.
     import keras
 
-    from keras_gated.fast_path import describe_text
+    from keras_gated.models.fast_path_model import describe_text
     from keras_gated.training import distribute
     from keras_gated.training.loop import TimeLimitReached, evaluate_metrics, fit_resumable, write_metrics
 

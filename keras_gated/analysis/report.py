@@ -11,6 +11,7 @@ from pathlib import Path
 import keras
 import numpy as np
 
+from keras_gated import datasets
 from keras_gated.analysis import plots
 from keras_gated.analysis.highway_activity import highway_activity
 from keras_gated.analysis.lesion import (
@@ -28,8 +29,10 @@ from keras_gated.analysis.removal import (
     removal_order,
     single_removal_accuracies,
 )
+from keras_gated.flops import count_macs
 from keras_gated.gating import gate_values
 from keras_gated.layers.highway import Highway
+from keras_gated.progress import Bar
 
 
 def load_examples(dataset: str, examples: int, split: str = "test", seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -37,8 +40,6 @@ def load_examples(dataset: str, examples: int, split: str = "test", seed: int = 
     it holds no more, else a random subset (``seed``), in split order. Splits may be stored
     sorted by class (the CIFAR-10 copy is), so the first N would cover a few classes only.
     Needs no TensorFlow (``keras_gated.datasets.load_numpy``)."""
-    from keras_gated import datasets
-
     x, y, _ = datasets.load_numpy(dataset, split)
     return subset(x, y, examples, seed)
 
@@ -95,8 +96,6 @@ def prune_tradeoff(model: keras.Model, x, y, *, timing_batch: int = 256,
                    rounds: int = 5) -> list[dict]:
     """Accuracy, counted MACs and measured speed of the model pruned by lowest |g(k)|,
     0..n blocks (``seconds_per_image``: medians of interleaved rounds, ``timing_copy``)."""
-    from keras_gated.flops import count_macs
-
     order = removal_order(model, "gate")
     pruned = [prune(model, order[:count], name=f"{model.name}_minus{count}") if count else model
               for count in range(len(order) + 1)]
@@ -117,8 +116,6 @@ def analyze(model: keras.Model, x: np.ndarray, y: np.ndarray, out: str | Path, *
     """Run every analysis that applies to ``model`` on ``(x, y)``; write PNGs and
     ``analysis.json`` into ``out``; return the numbers. A progress bar
     (``keras_gated.progress``) counts the analyses."""
-    from keras_gated.progress import Bar
-
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     removable = bool(removable_blocks(model))

@@ -22,7 +22,7 @@ from typing import Any
 
 import keras
 
-from keras_gated.fast_path import PACKAGE
+PACKAGE = "keras_gated"
 
 
 @keras.saving.register_keras_serializable(package=PACKAGE)

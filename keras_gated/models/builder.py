@@ -402,6 +402,9 @@ def blocks_to_remove(
 def without_blocks(model: keras.Model, removed: Sequence[str]) -> keras.Model:
     """``model`` with ``removed`` pruned to their identity shortcuts (the architecture
     of a compressed net), its pretrained config and class names kept."""
+    # Lazy, to break a cycle at import: keras_gated.analysis imports keras_gated.gating,
+    # which reads the families' specs in keras_gated.models, whose families import this
+    # module. Imported when a compressed architecture is built.
     from keras_gated.analysis.prune import prune
 
     pruned = prune(model, removed, name=model.name)

@@ -1,7 +1,7 @@
 """The model class every keras-gated constructor returns, and its head.
 
 ``GatedModel`` is a Keras functional model (with the fast training path of
-``keras_gated.fast_path``) that also speaks timm's model vocabulary:
+``FastPathModel``, ``fast_path_model.py``) that also speaks timm's model vocabulary:
 
 * ``forward_features(x)``: the last feature map, before global pooling;
 * ``forward_head(x, pre_logits=False)``: pooling and head on a feature map
@@ -34,8 +34,13 @@ from typing import Any
 
 import keras
 
-from keras_gated.fast_path import PACKAGE, FastPathModel
+# The module, not its names: keras_gated.features reads the families' specs, so importing
+# it first imports the families, and so this module, before it has defined its names.
+from keras_gated import features
+from keras_gated.export import check_onnx_converter, prepared_for_export
+from keras_gated.models.fast_path_model import FastPathModel
 
+PACKAGE = "keras_gated"  # the package Keras registers the classes under
 HEAD = "predictions"
 
 
@@ -208,11 +213,9 @@ class GatedModel(FastPathModel):
     def feature_info(self) -> FeatureInfoList:
         """One entry per stage (timm's ``feature_info``); a fully-connected net has one,
         its feature vector (reduction 1)."""
-        from keras_gated.features import feature_info
-
         info = self._info()
         if info.head.spatial:
-            return FeatureInfoList(entry.to_dict() for entry in feature_info(self))
+            return FeatureInfoList(entry.to_dict() for entry in features.feature_info(self))
         return FeatureInfoList(
             [{"module": info.feature_layer, "num_chs": self.num_features, "reduction": 1}]
         )
@@ -250,8 +253,6 @@ class GatedModel(FastPathModel):
         ``"litert"``, ...) of a copy whose preprocessing statistics are constants, so the
         exported graph takes raw pixels only (converters such as tf2onnx would make the
         statistics graph inputs); as ``keras-gated export``."""
-        from keras_gated.export import check_onnx_converter, prepared_for_export
-
         check_onnx_converter(self, format)
         prepared = prepared_for_export(self)
         return super(GatedModel, prepared).export(

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 
+from keras_gated.flops import ASSUMED_GPU
 from keras_gated.weights.config import PretrainedCfg
 from keras_gated.weights.planned import compute_estimate
 
@@ -62,10 +63,6 @@ def released_table(cfgs: Iterable[PretrainedCfg]) -> str:
 
 def planned_table(cfgs: Iterable[PretrainedCfg]) -> str:
     """One row per planned config: the paper's number and the estimated compute."""
-    # keras_gated.flops imports Keras: only this table needs it, not the released one
-    # that `keras-gated list --markdown` also prints.
-    from keras_gated.flops import ASSUMED_GPU
-
     rows = [
         "| weight id | recipe, epochs | the paper's number | estimated training compute |",
         "| --- | --- | --- | --- |",

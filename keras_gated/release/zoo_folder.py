@@ -39,7 +39,7 @@ from typing import Any
 
 import keras
 
-from keras_gated.class_names import CLASS_NAMES
+from keras_gated.datasets import CLASS_NAMES
 from keras_gated.files import check_not_linked
 from keras_gated.flops import count_macs
 from keras_gated.release.citations import bibtex
@@ -232,25 +232,35 @@ def model_card(
     of a registered release (a folder that is not one names itself and its data).
     """
     arch, _, tag = weight_id.partition(".")
-    dataset_name = DATASET_NAMES.get(tag, tag)
     accuracy = float(metrics["test_accuracy"])
     data = _card_data(weight_id=weight_id, metrics=metrics, recipe=recipe, license=license,
                       input_shape=input_shape, classes=classes, class_names=class_names,
                       preprocessing=preprocessing, input_adaptation=input_adaptation,
                       extra=extra)
-    shape = "×".join(str(s) for s in input_shape)
     if usage is None:
         usage = _registered_usage(weight_id, sharded)
-    weight_files = (
-        f"`{SHARD_INDEX}` and its shards `model_00000.weights.h5`, ... (Keras sharded "
-        f"weights, at most {MAX_SHARD_BYTES // 1_000_000} MB each; Keras's `load_model` reads "
-        "one-file folders only, so load this one with keras-gated)"
-        if sharded else f"`{WEIGHTS_FILE}` (Keras save format)"
-    )
-    adaptation_line = (f" The training images were adapted to this input: {input_adaptation}."
-                       if input_adaptation else "")
     notes_section = f"\n## Notes\n\n{notes.strip()}\n" if notes.strip() else ""
-    body = f"""
+    body = (
+        _card_intro(weight_id, metrics, accuracy, usage)
+        + _inputs_paragraph(input_shape, preprocessing, input_adaptation, class_names, classes)
+        + size_section(params, macs)
+        + _recipe_section(recipe, command)
+        + _run_details(metrics)
+        + _evaluation_section(metrics, accuracy,
+                              check_command or f"keras-gated evaluate {arch} --weights {tag} "
+                                               f"--dataset {tag}")
+        + f"{notes_section}\n## Data caveats\n\n{dataset_note}\n\n"
+        + citation_section(arch)
+        + _files_section(sharded)
+    )
+    return f"---\n{data.to_yaml()}\n---\n{body}"
+
+
+def _card_intro(weight_id: str, metrics: Mapping[str, Any], accuracy: float, usage: str) -> str:
+    """The card's title, its one-line summary and its "Usage" section."""
+    arch, _, tag = weight_id.partition(".")
+    dataset_name = DATASET_NAMES.get(tag, tag)
+    return f"""
 # {weight_id}
 
 `{arch}` from keras-gated (gated deep networks for Keras 3), trained on {dataset_name}:
@@ -262,10 +272,25 @@ def model_card(
 {usage.strip()}
 ```
 
-Inputs are raw 0-255 pixels of shape {shape}; the preprocessing travels with the model
+"""
+
+
+def _inputs_paragraph(input_shape: Sequence[int | None], preprocessing: str,
+                      input_adaptation: str | None, class_names: Sequence[str],
+                      classes: int) -> str:
+    """What the model takes (raw pixels of its input shape) and its classes."""
+    shape = "×".join(str(s) for s in input_shape)
+    adaptation_line = (f" The training images were adapted to this input: {input_adaptation}."
+                       if input_adaptation else "")
+    return f"""Inputs are raw 0-255 pixels of shape {shape}; the preprocessing travels with the model
 ({preprocessing}).{adaptation_line} Classes: {", ".join(class_names) if class_names else classes}.
 
-{size_section(params, macs)}## Training recipe
+"""
+
+
+def _recipe_section(recipe: str, command: str) -> str:
+    """The "Training recipe" section: the recipe and the command that reproduces it."""
+    return f"""## Training recipe
 
 {recipe}
 
@@ -275,26 +300,36 @@ Reproduce it with:
 {command}
 ```
 
-{_run_details(metrics)}## Evaluation
+"""
+
+
+def _evaluation_section(metrics: Mapping[str, Any], accuracy: float, check_command: str) -> str:
+    """The "Evaluation" section: the measured accuracy and the command that checks it."""
+    return f"""## Evaluation
 
 `metrics.json`: test accuracy {accuracy:.4f} on the {metrics["split"]} split
 ({metrics["num_examples"]:,} examples), measured by the training command on the final
 (last-epoch) model. Check it with:
 
 ```bash
-{check_command or f"keras-gated evaluate {arch} --weights {tag} --dataset {tag}"}
+{check_command}
 ```
-{notes_section}
-## Data caveats
+"""
 
-{dataset_note}
 
-{citation_section(arch)}## Files
+def _files_section(sharded: bool) -> str:
+    """The "Files" section: what the folder holds (one weights file, or shards)."""
+    weight_files = (
+        f"`{SHARD_INDEX}` and its shards `model_00000.weights.h5`, ... (Keras sharded "
+        f"weights, at most {MAX_SHARD_BYTES // 1_000_000} MB each; Keras's `load_model` reads "
+        "one-file folders only, so load this one with keras-gated)"
+        if sharded else f"`{WEIGHTS_FILE}` (Keras save format)"
+    )
+    return f"""## Files
 
 `config.json`, `metadata.json`, {weight_files}, this card,
 `metrics.json` and the training log.
 """
-    return f"---\n{data.to_yaml()}\n---\n{body}"
 
 
 SIZE_HEADING = "Model size"
@@ -442,6 +477,31 @@ def save_zoo_folder(
     if not is_weight_id(weight_id):
         raise ValueError(f"`weight_id` must be `name.tag` in lower case, got {weight_id!r}.")
     _check_metrics(metrics)
+    classes, class_names = _released_classes(model, weight_id, class_names)
+    if training_log is not None:
+        _check_training_log(training_log)
+    folder = _empty_folder(Path(folder), overwrite)
+    sharded = _save_model(model, folder, class_names, max_shard_bytes)
+    full_metrics = {**metrics, "dataset": dataset_note, "command": command}
+    (folder / METRICS_FILE).write_text(json.dumps(full_metrics, indent=2) + "\n")
+    card = model_card(
+        weight_id=weight_id, metrics=full_metrics, recipe=recipe, command=command,
+        dataset_note=dataset_note, license=license, input_shape=tuple(model.input_shape[1:]),
+        classes=classes, class_names=tuple(class_names),
+        preprocessing=describe_preprocessing(model), extra=extra, notes=notes,
+        params=model.count_params(), macs=count_macs(model), usage=usage,
+        input_adaptation=input_adaptation, sharded=sharded, check_command=check_command,
+    )
+    (folder / CARD_FILE).write_text(card)
+    if training_log is not None:
+        shutil.copyfile(training_log, folder / f"{LOG_STEM}{Path(training_log).suffix}")
+    return folder
+
+
+def _released_classes(model: keras.Model, weight_id: str,
+                      class_names: Sequence[str] | None) -> tuple[int, Sequence[str]]:
+    """The class count of ``model``'s head and its class names (default: the known names
+    of the weight id's tag); refused unless it is a full classifier with one name a class."""
     try:
         head = model.get_layer("predictions")
     except ValueError:
@@ -455,23 +515,35 @@ def save_zoo_folder(
         class_names = CLASS_NAMES.get(tag, ())
     if class_names and len(class_names) != classes:
         raise ValueError(f"{len(class_names)} class names for a {classes}-class model.")
-    if training_log is not None:  # copied: never through a link, never a shared file
-        check_not_linked(training_log, "The training log")
-    if training_log is not None and not Path(training_log).is_file():
+    return classes, class_names
+
+
+def _check_training_log(training_log: str | os.PathLike) -> None:
+    """Refuse a training log that is a link, not a file, or not a log the zoo keeps."""
+    check_not_linked(training_log, "The training log")  # copied: never through a link
+    if not Path(training_log).is_file():
         raise ValueError(f"`training_log`={os.fspath(training_log)!r} is not a file.")
-    if training_log is not None and Path(training_log).suffix not in LOG_SUFFIXES:
+    if Path(training_log).suffix not in LOG_SUFFIXES:
         raise ValueError(
             f"`training_log`={os.fspath(training_log)!r} must end in one of {LOG_SUFFIXES}: "
             "pass the run's log.csv."
         )
 
-    folder = Path(folder)
+
+def _empty_folder(folder: Path, overwrite: bool) -> Path:
+    """``folder``, created, or emptied where ``overwrite`` allows (else refused)."""
     if folder.exists() and any(folder.iterdir()):
         if not overwrite:
             raise ValueError(f"{folder} is not empty; pass overwrite=True to replace it.")
         shutil.rmtree(folder)
     folder.mkdir(parents=True, exist_ok=True)
+    return folder
 
+
+def _save_model(model: keras.Model, folder: Path, class_names: Sequence[str],
+                max_shard_bytes: int | None) -> bool:
+    """Keras's save folder of ``model`` (without training state, with the released class
+    names), its weights sharded above ``max_shard_bytes``; whether they were sharded."""
     saved = _without_training_state(model)
     own_names = getattr(saved, "class_names", None)
     if class_names and hasattr(saved, "class_names"):
@@ -490,32 +562,7 @@ def save_zoo_folder(
     if sharded:
         (folder / WEIGHTS_FILE).unlink()
         save_sharded(saved, folder, max_shard_bytes=max_shard_bytes)
-    full_metrics = {**metrics, "dataset": dataset_note, "command": command}
-    (folder / METRICS_FILE).write_text(json.dumps(full_metrics, indent=2) + "\n")
-    card = model_card(
-        weight_id=weight_id,
-        metrics=full_metrics,
-        recipe=recipe,
-        command=command,
-        dataset_note=dataset_note,
-        license=license,
-        input_shape=tuple(model.input_shape[1:]),
-        classes=classes,
-        class_names=tuple(class_names),
-        preprocessing=describe_preprocessing(model),
-        extra=extra,
-        notes=notes,
-        params=model.count_params(),
-        macs=count_macs(model),
-        usage=usage,
-        input_adaptation=input_adaptation,
-        sharded=sharded,
-        check_command=check_command,
-    )
-    (folder / CARD_FILE).write_text(card)
-    if training_log is not None:
-        shutil.copyfile(training_log, folder / f"{LOG_STEM}{Path(training_log).suffix}")
-    return folder
+    return sharded
 
 
 def set_card_note(folder: str | os.PathLike, heading: str, markdown: str) -> None:

@@ -8,6 +8,7 @@ random or borrowed weight file stands in.
 
 from __future__ import annotations
 
+from keras_gated.flops import ComputeEstimate
 from keras_gated.training.recipes import get_recipe
 from keras_gated.weights.config import PlannedWeightsError, PretrainedCfg
 from keras_gated.weights.registered import family_of, list_pretrained
@@ -26,12 +27,8 @@ def training_command(cfg: PretrainedCfg) -> str:
     )
 
 
-def compute_estimate(cfg: PretrainedCfg):
+def compute_estimate(cfg: PretrainedCfg) -> ComputeEstimate:
     """The ``keras_gated.flops.ComputeEstimate`` of training a planned config's weights."""
-    # keras_gated.flops imports Keras: only the full message needs it, not the summary
-    # that the command line prints without a backend.
-    from keras_gated.flops import ComputeEstimate
-
     return ComputeEstimate(cfg.plan.forward_macs, cfg.plan.train_images, cfg.plan.epochs)
 
 

@@ -629,7 +629,7 @@ def read_saved_config(path: Path) -> dict:
 
 
 def card_class_names(card: Path) -> tuple[str, ...] | None:
-    """The class names in a model card's front matter (``keras_gated.class_names``);
+    """The class names in a model card's front matter (``keras_gated.datasets.CLASS_NAMES``);
     None when it has none."""
     from huggingface_hub import ModelCard  # on first use: see _hf
 

@@ -164,7 +164,7 @@ def test_the_percent_in_a_name_is_1_to_99():
 
 
 def test_the_released_compressed_names_are_known_to_the_command_line():
-    from keras_gated.cli import _compressed_names
+    from keras_gated.cli.publish import compressed_names
 
-    assert {arch.name for arch in read_architectures()} == _compressed_names()
-    assert "gresnet20_c50" in _compressed_names()
+    assert {arch.name for arch in read_architectures()} == compressed_names()
+    assert "gresnet20_c50" in compressed_names()

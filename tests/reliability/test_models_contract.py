@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import keras_gated as kg
-from keras_gated.class_names import CLASS_NAMES
+from keras_gated.datasets import CLASS_NAMES
 from keras_gated.release.zoo_folder import save_zoo_folder
 from tests.hub_fixtures import trained_ish
 

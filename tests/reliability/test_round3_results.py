@@ -280,7 +280,7 @@ def test_a_bad_image_or_a_truncated_local_copy_is_named_in_one_sentence(tmp_path
 
 
 def _cifar_folder(root, size):
-    from keras_gated.class_names import CLASS_NAMES
+    from keras_gated.datasets import CLASS_NAMES
 
     rng = np.random.default_rng(0)
     for name in CLASS_NAMES["cifar10"]:
@@ -300,7 +300,7 @@ def test_evaluate_never_crops_larger_images_and_resizes_when_told(tmp_path):
 
 def test_a_folder_of_fashion_mnist_classes_is_evaluated_through_a_class_map(tmp_path):
     from keras_gated import datasets
-    from keras_gated.class_names import CLASS_NAMES
+    from keras_gated.datasets import CLASS_NAMES
     from keras_gated.evaluation import evaluate
 
     try:
@@ -367,13 +367,14 @@ def test_a_run_stops_when_a_weight_becomes_nan_though_the_losses_are_finite():
 
 
 def test_compress_takes_a_class_map_too(tmp_path):
-    from keras_gated.cli import build_parser, compress_command
+    from keras_gated.cli import build_parser
+    from keras_gated.cli.compress import compress_command_line
 
     args = build_parser().parse_args(["compress", "gresnetfc10.fashion_mnist", "--blocks", "1",
                                       "--epochs", "1", "--out", str(tmp_path / "o"), "--dataset",
                                       "d", "--class-map", "tshirt=T-shirt/top"])
     assert args.class_map == [("tshirt", "T-shirt/top")]
-    assert "--class-map tshirt=T-shirt/top" in compress_command(args, "jax")
+    assert "--class-map tshirt=T-shirt/top" in compress_command_line(args, "jax")
 
 
 def test_a_log_cut_back_on_resume_is_rewritten_whole_or_not_at_all(tmp_path, monkeypatch):

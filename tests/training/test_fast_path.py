@@ -88,7 +88,7 @@ def test_model_fit_gets_the_fast_path_by_default_and_the_users_choice_wins():
 
 FRESH_PROCESS = """
 import keras_gated as kg, keras
-from keras_gated.fast_path import describe_text
+from keras_gated.models.fast_path_model import describe_text
 model = kg.GResNetFC(2)
 model.compile("sgd", "sparse_categorical_crossentropy")
 print(describe_text(model))
@@ -132,7 +132,7 @@ def test_building_under_emulated_mixed_precision_warns_once():
 
 
 def test_the_reported_thread_count_follows_tensorflows_variable(monkeypatch):
-    from keras_gated.fast_path import describe
+    from keras_gated.models.fast_path_model import describe
 
     if keras.backend.backend() != "tensorflow":
         pytest.skip("a TensorFlow setting")

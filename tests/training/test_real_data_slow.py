@@ -57,7 +57,7 @@ def fashion_mnist_folder(root, classes=(0, 1, 8), per_class=(100, 50)):
     import numpy as np
     from PIL import Image
 
-    from keras_gated.class_names import CLASS_NAMES
+    from keras_gated.datasets import CLASS_NAMES
 
     source = datasets._find(datasets.FASHION_MNIST_DIR)
     for split, prefix, count in (("train", "train", per_class[0]), ("test", "t10k", per_class[1])):

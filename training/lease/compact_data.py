@@ -58,7 +58,7 @@ def read_zip_split(zip_path: Path, split: str) -> tuple[list[bytes], np.ndarray]
     ``keras_gated.datasets`` reads them (sorted member names)."""
     import zipfile
 
-    from keras_gated.class_names import CLASS_NAMES
+    from keras_gated.datasets import CLASS_NAMES
 
     index = {name: i for i, name in enumerate(CLASS_NAMES["cifar10"])}
     with zipfile.ZipFile(zip_path) as archive:

@@ -1,4 +1,6 @@
-"""The fastest correct training path per backend, made what ``model.fit`` gets by default.
+"""``FastPathModel``, the base of every keras-gated model: the fastest correct training
+path per backend made what ``model.fit`` gets by default, and a wrong input shape named in
+one sentence. ``describe`` reports the path a compiled model runs on.
 
 On a CPU, TensorFlow has three ways to run these convolutional nets, measured by
 ``python -m benchmarks.choices`` (GResNet-20 training, batch 128):
@@ -29,8 +31,6 @@ from keras.src.models.functional import Functional
 from keras.src.trainers.trainer import model_supports_jit
 
 from keras_gated.tensorflow_cpu import onednn_enabled
-
-PACKAGE = "keras_gated"
 
 
 class FastPathModel(Functional):
@@ -95,6 +95,7 @@ class FastPathModel(Functional):
 
 
 def tensorflow_has_accelerator() -> bool:
+    """Whether TensorFlow sees a GPU or a TPU (asked only on the TensorFlow backend)."""
     import tensorflow as tf
 
     return bool(tf.config.list_physical_devices("GPU") or tf.config.list_physical_devices("TPU"))
@@ -123,6 +124,7 @@ def describe(model: keras.Model) -> dict:
 
 
 def describe_text(model: keras.Model) -> str:
+    """``describe`` in one line: ``backend tensorflow, XLA off, float32, oneDNN on, ...``."""
     info = describe(model)
     xla = "on" if info["jit_compile"] else "off"
     if info["xla_predict"] != info["jit_compile"]:

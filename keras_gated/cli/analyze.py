@@ -1,0 +1,35 @@
+"""``keras-gated analyze``: gate values, block removal, pruning and stage analyses of
+weights, written as PNGs and ``analysis.json``."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from keras_gated import datasets
+from keras_gated.analysis.report import analyze, subset
+from keras_gated.cli.arguments import source_weights
+from keras_gated.evaluation import data_classes
+from keras_gated.files import check_outside_zoo
+from keras_gated.registry import create_model
+
+
+def analyze_command(args: argparse.Namespace) -> int:
+    """``keras-gated analyze WEIGHT_ID --dataset DATA --out DIR``."""
+    check_outside_zoo(args.out)  # before anything is loaded
+    arch, weights = source_weights(args)
+    model = create_model(arch, weights=weights)
+    twin = create_model(args.twin, weights=args.twin_weights or weights) if args.twin else None
+    x, y, info = datasets.load_numpy(args.dataset, "test")
+    relabel = data_classes(model, info, weights, args.dataset, arch, dict(args.class_map))
+    y = relabel[y]
+    if info.num_classes != model.num_classes:
+        raise ValueError(f"{args.dataset} has {info.num_classes} classes but {arch} (weights "
+                         f"{weights}) has {model.num_classes}: analyze it on the data set it "
+                         "was trained on.")
+    x, y = subset(x, y, args.examples)
+    result = analyze(model, x, y, args.out, twin=twin, with_prune=not args.no_prune)
+    print(f"{arch} (weights {weights}) on {len(x)} {args.dataset} test images: accuracy "
+          f"{result['accuracy']:.4f}; wrote {args.out}/analysis.json and "
+          f"{', '.join(sorted(p.name for p in Path(args.out).glob('*.png')))}")
+    return 0
