@@ -12,7 +12,7 @@ from pathlib import Path
 
 import keras
 
-from keras_gated import datasets
+from keras_gated import datasets, registry  # modules: their functions looked up when called
 from keras_gated.analysis.compress_report import write_compressed
 from keras_gated.analysis.compress_training import check_backup_folder, remove_backup
 from keras_gated.analysis.report import load_examples
@@ -20,7 +20,6 @@ from keras_gated.cli.arguments import source_weights
 from keras_gated.evaluation import data_classes, weights_classes
 from keras_gated.files import new_output_folder
 from keras_gated.progress import keras_verbose, on_stderr
-from keras_gated.registry import create_model
 
 # The module, whose functions are looked up when called (``keras_gated.analysis.compress``
 # as an attribute is the package's ``compress`` function, not this module).
@@ -49,7 +48,7 @@ def source_model(arch: str, weights: str) -> keras.Model:
     """The net to compress, with its weights' class count; refused unless it has blocks
     that can be removed."""
     classes = weights_classes(arch, weights)
-    model = create_model(arch, weights=weights, **({"classes": classes} if classes else {}))
+    model = registry.create_model(arch, weights=weights, **({"classes": classes} if classes else {}))
     if not compression.compressible_blocks(model):
         raise ValueError(compression.not_compressible(model))
     return model

@@ -7,13 +7,13 @@ from pathlib import Path
 
 from keras_gated.export import default_file_name, export
 from keras_gated.progress import Bar
-from keras_gated.registry import create_model
+from keras_gated import registry  # the module: its functions looked up when called
 
 
 def model_with_weights(name: str, weights: str | None):
     """``create_model(name, weights=weights)``; a weight id (``gresnet20.cifar10``) as ``name``
     brings its own tag."""
-    return create_model(name, weights=weights) if weights else create_model(name)
+    return registry.create_model(name, weights=weights) if weights else registry.create_model(name)
 
 
 def export_command(args: argparse.Namespace) -> int:

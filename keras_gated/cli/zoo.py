@@ -9,7 +9,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from keras_gated.registry import create_model, get_model_entry, list_models
+from keras_gated import registry  # the module: create_model looked up when called
+from keras_gated.registry import get_model_entry, list_models
 from keras_gated.release.listing import accuracy_text, planned_table, released_table
 from keras_gated.weights import get_pretrained_cfg, list_pretrained, split_weight_id, tags_for
 from keras_gated.weights.planned import training_command
@@ -56,7 +57,7 @@ def info_command(args: argparse.Namespace) -> int:
     if args.params:
         import numpy as np
 
-        model = create_model(arch)
+        model = registry.create_model(arch)
         trainable = sum(int(np.prod(v.shape)) for v in model.trainable_weights)
         print(f"trainable parameters: {trainable:,}")
     released = tags_for(arch)

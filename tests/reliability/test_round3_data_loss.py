@@ -158,6 +158,7 @@ def test_finetune_out_at_the_checkout_root_never_writes_the_zoo(tmp_path, monkey
 
 @pytest.mark.parametrize("inside", [True, False])
 def test_analyze_never_writes_a_release_folder(tmp_path, monkeypatch, inside):
+    import keras_gated.cli.analyze  # noqa: F401  imported before the patch, never bound to it
     import keras_gated.registry as registry
 
     zoo = tmp_path / "zoo"
