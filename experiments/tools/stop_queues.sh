@@ -10,7 +10,7 @@
 # checkout's. Start the same queue commands again to resume every run.
 set -u
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd -P)
-QUEUES='experiments/[a-z_]+/(seeds_)?queue\.sh'
+QUEUES='experiments/[a-z_]+/([a-z]+_)?queue\.sh'
 RUNS='-m training\.train|keras_gated\.cli import main'
 
 ours() {  # ours PATTERN: the pids matching PATTERN that run in this checkout
