@@ -152,12 +152,14 @@ def create_model(
     resolved = resolve_weights(arch, weights, overlay=pretrained_cfg_overlay)
     if resolved is not None:
         kwargs["weights"] = resolved
-    model = _build(entry, kwargs, in_chans)
-    if has_head and (head_pooling != "avg" or drop_rate is not None):
-        from keras_gated.models.gated_model import with_head  # Keras: see _build
+    # The model modules import Keras, and so start a backend: imported when a model is
+    # built, so that listing and reading the registry (``keras-gated list``) start none.
+    from keras_gated.models.entry_build import build_entry
 
-        model = with_head(model, pooling=head_pooling, drop_rate=drop_rate)
-    return _features_of(model, out_indices) if features_only else model
+    new_head = has_head and (head_pooling != "avg" or drop_rate is not None)
+    return build_entry(entry, kwargs, in_chans=in_chans,
+                       head=(head_pooling, drop_rate) if new_head else None,
+                       features_only=features_only, out_indices=out_indices)
 
 
 def _split_name(name: str) -> tuple[str, str | None]:
@@ -242,17 +244,6 @@ def _set_backbone_options(
         kwargs["include_top"] = False
 
 
-def _features_of(model: keras.Model, out_indices: Sequence[int] | None) -> keras.Model:
-    """``features_only``: one output per stage of ``model``'s backbone."""
-    from keras_gated.features import features_model  # Keras: see _build
-    from keras_gated.models.gated_model import FeatureInfoList  # Keras: see _build
-
-    features = features_model(model, out_indices)
-    object.__setattr__(features, "feature_info", FeatureInfoList(features.feature_info))
-    object.__setattr__(features, "pretrained_cfg", model.pretrained_cfg)
-    return features
-
-
 def _head_pooling(global_pool: str | None, has_head: bool) -> str:
     """The head's pooling for timm's ``global_pool`` (checked)."""
     if global_pool not in (None, "avg", "max", ""):
@@ -266,47 +257,6 @@ def _head_pooling(global_pool: str | None, has_head: bool) -> str:
             "(a classifier needs pooled features)."
         )
     return global_pool or "avg"
-
-
-def _build(entry: Any, kwargs: dict, in_chans: int | None) -> keras.Model:
-    """``entry.build(**kwargs)`` on ``in_chans`` input channels (None: the family's);
-    pretrained weights on another channel count get their stem adapted."""
-    # The model modules import Keras, and so start a backend: imported when a model is
-    # built, so that listing and reading the registry (``keras-gated list``) start none.
-    from keras_gated.models.builder import default_channels
-
-    if in_chans is None:
-        return entry.build(**kwargs)
-    if kwargs.get("input_tensor") is not None:
-        raise ValueError("`in_chans` sets the input's channels: pass it without input_tensor.")
-    shape = kwargs.pop("input_shape", None)
-    if shape is not None and tuple(shape)[-1] != in_chans:
-        raise ValueError(
-            f"`input_shape`={tuple(shape)} has {tuple(shape)[-1]} channels but "
-            f"`in_chans`={in_chans}; give only one of them."
-        )
-    sized = {} if shape is None else {"input_shape": tuple(shape)}
-    weights = kwargs.get("weights")
-    if weights is None:
-        with default_channels(in_chans):
-            return entry.build(**kwargs, **sized)
-    loaded = entry.build(**kwargs)  # on the channels the weights were trained with
-    if not sized and loaded.input_shape[-1] == in_chans:
-        return loaded
-    from keras_gated.models.input_adapt import copy_adapting_stem  # Keras: see above
-
-    valid = getattr(entry.constructor, "valid_arguments", ())
-    trained = {key: value for key, value in getattr(weights, "model_kwargs", {}).items()
-               if key in valid and key not in kwargs}
-    fresh_kwargs = {**trained, **kwargs, **sized, "weights": None}
-    if loaded.num_classes:
-        fresh_kwargs["classes"] = loaded.num_classes
-    with default_channels(in_chans):
-        model = entry.build(**fresh_kwargs)
-    copy_adapting_stem(loaded, model)
-    model.pretrained_cfg = loaded.pretrained_cfg
-    model.class_names = loaded.class_names
-    return model
 
 
 def configuration_of(entry: Any, weight_id: str) -> dict[str, Any]:

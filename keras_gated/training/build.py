@@ -4,11 +4,10 @@ recipe as the run uses it (``run_recipe``) and the compiled model with its train
 paper experiments (``experiments/``) all build through ``build_run``, so a run that one of
 them starts is the run the others would start with the same settings and seed.
 
-    from keras_gated.training.build import RunSettings, build_run
-
-    run = build_run(RunSettings(model="gresnetfc10", dataset="fashion_mnist", epochs=1))
-    x, y = next(iter(run.batches))
-    run.model.train_on_batch(x, y)
+    >>> from keras_gated.training.build import RunSettings, build_run
+    >>> run = build_run(RunSettings(model="gresnetfc10", dataset="fashion_mnist", epochs=1))
+    >>> x, y = next(iter(run.batches))
+    >>> run.model.train_on_batch(x, y)
 
 A run's settings are also what ``fingerprint.json`` records: ``RunSettings.from_fingerprint``
 reads them back.
