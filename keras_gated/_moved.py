@@ -22,6 +22,7 @@ from types import ModuleType
 MOVED: dict[str, tuple[str, ...]] = {
     "keras_gated.class_names": ("keras_gated.datasets",),
     "keras_gated.cli_names": ("keras_gated.cli.arguments",),
+    "keras_gated.analysis.gate_log": ("keras_gated.training.callbacks",),
     "keras_gated.fast_path": ("keras_gated.models.fast_path_model",),
     "keras_gated.gates": ("keras_gated.gating",),
     "keras_gated.hub": ("keras_gated.weights.hub", "keras_gated.release.hub",

@@ -17,6 +17,7 @@ from keras_gated._moved import MOVED
 ROOT = Path(__file__).resolve().parents[1]
 # One name per old module and the new module that defines it.
 SAMPLES = {
+    "keras_gated.analysis.gate_log": ("GateLogger", "keras_gated.training.callbacks"),
     "keras_gated.class_names": ("CLASS_NAMES", "keras_gated.datasets"),
     "keras_gated.cli_names": ("model_name", "keras_gated.cli.arguments"),
     "keras_gated.fast_path": ("FastPathModel", "keras_gated.models.fast_path_model"),

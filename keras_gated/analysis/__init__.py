@@ -1,7 +1,8 @@
 """Study the gates of a trained network (Savarese & Figueiredo 2017; Greff et al. 2017;
 Srivastava et al. 2015).
 
-* ``GateLogger``: every gate's k and g(k) at each epoch (CSV and TensorBoard).
+* ``GateLogger`` (from ``keras_gated.training.callbacks``, the callback the training loop
+  adds): every gate's k and g(k) at each epoch (CSV and TensorBoard).
 * ``removal``: accuracy with single blocks removed, and removal curves (by lowest
   |g(k)|, at random, by position) for gated nets and their ungated twins.
 * ``lesion``: lesioning, shuffling within stages, per-stage estimation error.
@@ -14,7 +15,7 @@ Srivastava et al. 2015).
 """
 
 from keras_gated.analysis.compress import compress
-from keras_gated.analysis.gate_log import GateLogger
+from keras_gated.training.callbacks import GateLogger
 from keras_gated.analysis.highway_activity import highway_activity, highway_trace
 from keras_gated.analysis.lesion import (
     estimation_error,

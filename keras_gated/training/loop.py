@@ -16,13 +16,13 @@ from pathlib import Path
 
 import keras
 
-from keras_gated.analysis.gate_log import GateLogger
 from keras_gated.gating import gate_variables
 from keras_gated.tensorflow_cpu import tensorflow_available
 from keras_gated.training.callbacks import (
     AtomicModelCheckpoint,
     DataEpoch,
     EpochBackup,
+    GateLogger,
     ResumedEpochLogs,
     StopOnNaN,
     TimeLimit,
