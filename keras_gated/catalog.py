@@ -23,7 +23,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from keras_gated.registry import ModelEntry, add_entry, get_model_entry, is_model, list_models
+from keras_gated.registry import ModelEntry, add_entry, is_model
 from keras_gated.weights.registered import register_cfg_file
 
 CATALOG_FILE = Path(__file__).with_name("catalog.json")
@@ -50,49 +50,8 @@ class CatalogConstructor:
         return f"CatalogConstructor({self.path!r})"
 
 
-def build_catalog() -> dict[str, Any]:
-    """The snapshot of the built-in families' declarations and of the models they
-    register (imports the families, and Keras)."""
-    # The families import Keras: only writing the snapshot imports them, reading it does not.
-    from keras_gated.models import family_spec
-
-    families = [f for f in family_spec.specs() if f.register is not None
-                or any(m.constructor.__module__.startswith(BUILT_IN) for m in f.models)]
-    cfg_files = sorted(Path(f.released).resolve().relative_to(PACKAGE_DIR.resolve()).as_posix()
-                       for f in families if f.released is not None and Path(f.released).is_file())
-    registry_families = {name for f in families for name in f.registry_families}
-    models = {}
-    for name in list_models():
-        entry = get_model_entry(name)
-        if entry.family not in registry_families:
-            continue  # a family registered at run time by another package
-        models[name] = {
-            "constructor": f"{entry.constructor.__module__}:{entry.constructor.__name__}",
-            "family": entry.family,
-            "description": entry.description,
-            "kwargs": entry.kwargs,
-            "default_recipe": entry.default_recipe,
-            "supports_dropout": entry.supports_dropout,
-            "slow": entry.slow,
-        }
-    public = sorted(name for f in families for name in f.public_names)
-    return {"models": models, "cfg_files": cfg_files, "public": public}
-
-
-def catalog_text() -> str:
-    """``catalog.json`` as ``write_catalog`` writes it."""
-    return json.dumps(build_catalog(), indent=1, sort_keys=True) + "\n"
-
-
-def write_catalog(path: str | os.PathLike = CATALOG_FILE) -> Path:
-    """Write the snapshot of the live registry to ``path`` (the package's by default)."""
-    path = Path(path)
-    path.write_text(catalog_text())
-    return path
-
-
 def read_catalog(path: str | os.PathLike = CATALOG_FILE) -> dict[str, Any]:
-    """The snapshot as written by ``write_catalog``; a missing or malformed file is one
+    """The snapshot as ``keras_gated.models.generate.write_catalog`` writes it; a missing or malformed file is one
     sentence that says how to write it."""
     try:
         catalog = json.loads(Path(path).read_text())
@@ -128,7 +87,3 @@ def fill_registry_from_catalog(path: str | os.PathLike = CATALOG_FILE) -> int:
     for relative in catalog["cfg_files"]:
         register_cfg_file(PACKAGE_DIR / relative)
     return added
-
-
-if __name__ == "__main__":  # the catalog alone; `python -m keras_gated.models.generate` writes all
-    print(f"wrote {write_catalog()}")

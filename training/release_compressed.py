@@ -267,7 +267,7 @@ def register(arch, cfg, out: Path, register_in: Path, architectures: Path | None
              readme: Path | None, catalog: Path | None) -> None:
     """Write the architecture, the config, the keras-hub preset, the tables and the
     snapshot (``arch`` registered in this process)."""
-    from keras_gated.catalog import write_catalog
+    from keras_gated.models.generate import write_catalog
     from keras_gated.models.compressed.architectures import ARCHITECTURES_FILE, write_architecture
     from keras_gated.weights.registered import pretrained_cfgs_overlay
 
