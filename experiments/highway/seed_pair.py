@@ -50,28 +50,32 @@ def family_runs(results: Path, family: str, depth: int = DEPTH, epochs: int = EP
     return runs
 
 
+QUANTITIES = ("error", "loss")
+
+
+def compared(runs: dict, first: str, second: str) -> dict:
+    """``runs`` (two sets of runs by seed) and the first-minus-second gap of each quantity
+    over the seeds that have it."""
+    values = {side: {key: [r[key] for r in found.values() if r[key] is not None]
+                     for key in QUANTITIES} for side, found in runs.items()}
+    return {"runs": runs,
+            "gaps": {key: gap(values[first][key], values[second][key]) for key in QUANTITIES}}
+
+
 def pair(results: Path = RESULTS, highway_prefix: str = "") -> dict:
     """Both families' runs (the highway net's named with ``highway_prefix`` in front), and
     the highway-minus-plain gap of each quantity."""
     runs = {family: family_runs(results, family,
                                 prefix=highway_prefix if family == "highwayfc" else "")
             for family in FAMILIES}
-    values = {family: {key: [r[key] for r in found.values() if r[key] is not None]
-                       for key in ("error", "loss")} for family, found in runs.items()}
-    return {"runs": runs,
-            "gaps": {key: gap(values["highwayfc"][key], values["plainnet"][key])
-                     for key in ("error", "loss")}}
+    return compared(runs, "highwayfc", "plainnet")
 
 
 def repeat(results: Path = RESULTS, prefix: str = "reinit.") -> dict:
     """The highway net's runs named with ``prefix`` in front against its first runs: both
     sets of runs and the repeat-minus-first gap of each quantity."""
-    runs = {"repeat": family_runs(results, "highwayfc", prefix=prefix),
-            "first": family_runs(results, "highwayfc")}
-    values = {side: {key: [r[key] for r in found.values() if r[key] is not None]
-                     for key in ("error", "loss")} for side, found in runs.items()}
-    return {"runs": runs, "gaps": {key: gap(values["repeat"][key], values["first"][key])
-                                   for key in ("error", "loss")}}
+    return compared({"repeat": family_runs(results, "highwayfc", prefix=prefix),
+                     "first": family_runs(results, "highwayfc")}, "repeat", "first")
 
 
 def repeat_markdown(found: dict) -> str:
