@@ -122,4 +122,6 @@ def test_a_cifar_number_names_the_jpeg_copy_its_epochs_and_the_initial_weights()
         if "CIFAR-10" in measured and re.search(r"\d %", measured):
             assert "CIFAR-10 (JPEG q75 copy)" in measured, f"claim {number}: no JPEG copy"
             assert re.search(r"\d+ epochs", measured), f"claim {number}: no epochs"
-            assert "ⁱ" in measured, f"claim {number}: trained before independent initial weights"
+            # Marked as trained from the shared-initializer build, or saying it was not.
+            assert "ⁱ" in measured or "from independent initial weights" in measured, \
+                f"claim {number}: says nothing of its initial weights"
