@@ -102,7 +102,7 @@ def test_a_checkout_looks_for_data_beside_it_and_in_the_working_directory(tmp_pa
     from pathlib import Path
 
     monkeypatch.chdir(tmp_path)
-    checkout = Path(datasets.__file__).resolve().parents[2]
+    checkout = Path(datasets.__file__).resolve().parents[1]
     assert datasets.source_checkout_data_dir() == checkout.parent / "shared" / "data"
     dirs = datasets.data_dirs()
     assert tmp_path / "shared" / "data" in dirs and checkout.parent / "shared" / "data" in dirs
