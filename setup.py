@@ -15,7 +15,7 @@ says which files go into the wheel.
 * Nothing else: ``training/``, ``tests/``, ``benchmarks/`` and ``examples/`` run from a
   source checkout only.
 
-``tests/test_packaging.py`` builds the wheel and checks its contents against the caps
+``tests/package/test_packaging.py`` builds the wheel and checks its contents against the caps
 below.
 """
 

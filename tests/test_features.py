@@ -10,7 +10,7 @@ import pytest
 
 import keras_gated as kg
 from keras_gated.features import feature_info, features_model, pyramid_outputs
-from tests.helpers import to_numpy
+from tests.support.helpers import to_numpy
 
 CASES = {
     "gresnet20": ({}, [1, 2, 4], [16, 32, 64]),

@@ -25,7 +25,7 @@ from keras_gated.analysis import (
 )
 from keras_gated.analysis.lesion import _permuted_model
 from keras_gated.analysis.report import analyze
-from tests.helpers import to_numpy
+from tests.support.helpers import to_numpy
 
 
 def _data(shape, n=32, classes=3, seed=0):
@@ -243,7 +243,7 @@ def test_a_residual_fc_net_gates_exactly_and_its_blocks_can_be_removed():
 def test_a_subset_of_a_class_sorted_split_is_drawn_at_random(tmp_path):
     """A split stored class after class: the first N images would hold one class only."""
     from keras_gated.analysis.report import load_examples
-    from tests.helpers import make_image_folder
+    from tests.support.helpers import make_image_folder
 
     folder = make_image_folder(tmp_path / "sorted", per_class=(4, 12), classes=3)
     x, y = load_examples(str(folder), 9)

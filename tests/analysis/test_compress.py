@@ -15,7 +15,7 @@ import pytest
 import keras_gated as kg
 from keras_gated.analysis.compress import block_macs, compress, compressible_blocks
 from keras_gated.flops import count_macs
-from tests.helpers import make_image_folder, to_numpy
+from tests.support.helpers import make_image_folder, to_numpy
 
 
 def _data(shape, n=32, classes=3, seed=0):

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks.machine import cpu_peak
-from tests.helpers import trainable_count
+from tests.support.helpers import trainable_count
 
 ROOT = Path(__file__).resolve().parents[2]
 

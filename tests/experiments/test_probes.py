@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from experiments.tools import first_steps, init_signal
-from tests.helpers import make_image_folder
+from tests.support.helpers import make_image_folder
 from keras_gated.training.build import RunSettings, build_run
 
 pytestmark = [

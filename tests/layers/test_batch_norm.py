@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from keras_gated.layers.batch_norm import BatchNormalization
-from tests.helpers import to_numpy
+from tests.support.helpers import to_numpy
 
 
 def twins(shape, **kwargs):

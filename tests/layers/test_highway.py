@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from keras_gated.layers import HIGHWAY_VARIANTS, Highway, HighwayMerge, merge_inputs_for
-from tests.helpers import assert_round_trip, to_numpy, trainable_count
+from tests.support.helpers import assert_round_trip, to_numpy, trainable_count
 
 
 def _vjp(fn, inputs, cotangent):

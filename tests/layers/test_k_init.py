@@ -9,7 +9,7 @@ import pytest
 
 import keras_gated as kg
 from keras_gated.layers import PreActUnit
-from tests.helpers import assert_round_trip, images, to_numpy
+from tests.support.helpers import assert_round_trip, images, to_numpy
 
 
 def k_values(model: keras.Model) -> list[float]:

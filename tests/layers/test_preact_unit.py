@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from keras_gated.layers import PreActUnit
-from tests.helpers import assert_round_trip, to_numpy, trainable_count
+from tests.support.helpers import assert_round_trip, to_numpy, trainable_count
 
 
 def _x(shape=(2, 8, 8, 16), seed=0):

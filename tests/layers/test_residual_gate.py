@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from keras_gated.layers import ResidualGate
-from tests.helpers import to_numpy
+from tests.support.helpers import to_numpy
 
 
 def _pair(shape=(3, 4), seed=0):

@@ -8,7 +8,7 @@ import pytest
 
 import keras_gated as kg
 from keras_gated.registry import get_model_entry
-from tests.helpers import images, to_numpy
+from tests.support.helpers import images, to_numpy
 
 APPLICATION_ARGS = ("include_top", "weights", "input_tensor", "input_shape", "pooling",
                     "classes", "classifier_activation", "include_preprocessing", "name")

@@ -16,8 +16,9 @@ from keras_gated.models import family_spec
 from keras_gated.training.recipes import RECIPES
 from keras_gated.release.citations import bibtex, citation_keys
 from keras_gated.registry import get_model_entry
-from tests.conftest import ONCE_BACKEND
-from tests.helpers import assert_round_trip, images, to_numpy
+from tests.support.backend_split import ONCE_BACKEND
+from tests.support.helpers import assert_round_trip, images, to_numpy
+from tests.support.models import one_per_constructor
 
 
 def registered_models() -> list:
@@ -29,21 +30,6 @@ def registered_models() -> list:
     return [
         pytest.param(name, marks=pytest.mark.slow) if get_model_entry(name).slow else name
         for name in kg.list_models()
-    ]
-
-
-def one_per_constructor() -> list:
-    """One registered name per constructor: its first quick entry in natural order (its
-    first entry, marked slow, when every entry is slow)."""
-    chosen: dict = {}
-    for name in kg.list_models():
-        constructor = get_model_entry(name).constructor
-        current = chosen.get(constructor)
-        if current is None or (get_model_entry(current).slow and not get_model_entry(name).slow):
-            chosen[constructor] = name
-    return [
-        pytest.param(name, marks=pytest.mark.slow) if get_model_entry(name).slow else name
-        for name in chosen.values()
     ]
 
 

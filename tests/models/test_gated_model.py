@@ -15,7 +15,7 @@ import pytest
 
 import keras_gated as kg
 from keras_gated.models.gated_model import FeatureInfoList, GatedModel
-from tests.helpers import to_numpy
+from tests.support.helpers import to_numpy
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -13,7 +13,7 @@ import pytest
 import keras_gated as kg
 from keras_gated.models.family_spec import parameter_counts
 from keras_gated.registry import get_model_entry
-from tests.helpers import images, to_numpy, trainable_count
+from tests.support.helpers import images, to_numpy, trainable_count
 
 
 def basic_preact_count(widths, units, classes=10, projection=True, gated=False):

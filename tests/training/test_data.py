@@ -12,7 +12,7 @@ from keras_gated.training.pipeline import load_split, make_pipeline, random_subs
 from keras_gated.training.recipes import get_recipe
 from keras_gated.training.tf_augment import augment
 from keras_gated.training.transforms import Transforms, augment_batch, pad_batch
-from tests.helpers import needs_tensorflow, tensorflow_installed
+from tests.support.helpers import needs_tensorflow, tensorflow_installed
 
 if tensorflow_installed():
     import tensorflow as tf
@@ -262,7 +262,7 @@ def test_split_and_subset_work_on_the_numpy_source():
 
 
 def test_load_split_gives_the_numpy_engine_an_array_source(tmp_path):
-    from tests.helpers import make_image_folder
+    from tests.support.helpers import make_image_folder
 
     folder = make_image_folder(tmp_path / "f", per_class=(3, 2))
     source, info = load_split(str(folder), "train", "numpy")

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import keras_gated  # noqa: F401  (registers the layers that load_model needs)
-from tests.helpers import make_image_folder
+from tests.support.helpers import make_image_folder
 from keras_gated.training import distribute
 
 ROOT = Path(__file__).resolve().parents[2]

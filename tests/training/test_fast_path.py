@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from keras_gated.precision import slow_mixed_precision
-from tests.helpers import make_image_folder
+from tests.support.helpers import make_image_folder
 from training import train
 
 

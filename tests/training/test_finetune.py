@@ -8,7 +8,7 @@ import keras
 import numpy as np
 
 import keras_gated as kg
-from tests.helpers import make_image_folder, needs_tensorflow, to_numpy
+from tests.support.helpers import make_image_folder, needs_tensorflow, to_numpy
 from training import finetune
 
 

@@ -6,35 +6,7 @@ import pytest
 
 import keras_gated as kg
 from keras_gated.weights import PretrainedCfg
-from tests.helpers import make_image_folder
-from training import release, train
-
-
-@pytest.fixture
-def tiny(tmp_path, monkeypatch):
-    """A tiny image folder that every data tag loads, and an emptied copy of the registry
-    file; ``tiny.train(model, epochs)`` trains a run folder named ``<model>.tiny``."""
-    from types import SimpleNamespace
-
-    from keras_gated import datasets
-
-    folder = make_image_folder(tmp_path / "tiny", per_class=(40, 10))
-    original = datasets.load
-    monkeypatch.setattr(datasets, "load",
-                        lambda tag, split="train", **kw: original(str(folder), split, **kw))
-    original_numpy = datasets.load_numpy
-    monkeypatch.setattr(datasets, "load_numpy",
-                        lambda tag, split="test", **kw: original_numpy(str(folder), split, **kw))
-    cfgs = tmp_path / "cfgs"  # an empty folder of family data files
-    cfgs.mkdir()
-
-    def train_run(model: str, epochs: int = 1):
-        run = tmp_path / "runs" / f"{model}.tiny"
-        assert train.main(["--model", model, "--dataset", str(folder), "--epochs", str(epochs),
-                           "--batch-size", "16", "--out", str(run), "--verbose", "0"]) == 0
-        return run
-
-    return SimpleNamespace(cfgs=cfgs, zoo=tmp_path / "zoo", train=train_run)
+from training import release
 
 
 def test_release_writes_a_zoo_folder_and_registers_it(tmp_path, tiny):

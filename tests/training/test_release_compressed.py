@@ -18,8 +18,8 @@ from keras_gated.models.compressed.architectures import read_architectures
 from keras_gated.release import listing
 from keras_gated.weights import pretrained_cfgs_overlay
 from keras_gated.release.zoo_folder import pretrained_cfg_from_folder
-from tests.helpers import images, make_image_folder, to_numpy
-from tests.test_repository import KERAS_HUB_FILES, ZOO_FILES
+from tests.support.helpers import images, make_image_folder, to_numpy
+from tests.support.zoo import KERAS_HUB_FILES, ZOO_FILES
 from training import release, release_compressed
 
 

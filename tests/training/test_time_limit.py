@@ -9,7 +9,7 @@ import json
 import numpy as np
 import pytest
 
-from tests.helpers import make_image_folder
+from tests.support.helpers import make_image_folder
 from training import train
 
 SHARDS = ("--shard-mb", "1")

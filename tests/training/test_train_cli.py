@@ -14,7 +14,7 @@ import keras
 import pytest
 
 from keras_gated.training import recipes
-from tests.helpers import make_image_folder, needs_tensorflow
+from tests.support.helpers import make_image_folder, needs_tensorflow
 from training import train
 
 ROOT = Path(__file__).resolve().parents[2]

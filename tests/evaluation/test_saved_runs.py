@@ -1,0 +1,42 @@
+"""``evaluate`` of a run's own files: a run's ``.keras`` file trained on other input shapes, and
+a save folder's model built on its recorded input shape."""
+
+from __future__ import annotations
+
+
+
+from keras_gated import cli
+
+
+def last_line(capsys) -> str:
+    return capsys.readouterr().err.strip().splitlines()[-1]
+
+
+def assert_one_clear_sentence(line: str, *words: str) -> None:
+    assert "internal error" not in line and "Traceback" not in line, line
+    for word in words:
+        assert word in line, line
+
+
+def test_evaluate_takes_a_run_s_keras_file_trained_on_other_input_shapes(finished_run,
+                                                                           capsys):
+    dataset = str(finished_run.parent / "rgb")
+    assert cli.main(["evaluate", "gresnetfc2", "--weights", str(finished_run / "last.keras"),
+                     "--dataset", dataset]) == 0
+    assert "test accuracy:" in capsys.readouterr().out
+    assert cli.main(["evaluate", "gresnet20", "--weights", str(finished_run / "last.keras"),
+                     "--dataset", dataset]) == 2
+    assert_one_clear_sentence(last_line(capsys), "'gresnetfc2'", "not 'gresnet20'")
+
+
+def test_evaluate_builds_a_save_folder_s_model_on_its_recorded_input_shape(finished_run,
+                                                                            tmp_path, capsys):
+    import keras
+
+    from keras_gated.convert import save_folder
+
+    folder = save_folder(keras.saving.load_model(finished_run / "last.keras", compile=False),
+                         tmp_path / "saved")
+    assert cli.main(["evaluate", "gresnetfc2", "--weights", str(folder),
+                     "--dataset", str(finished_run.parent / "rgb")]) == 0
+    assert "test accuracy:" in capsys.readouterr().out
