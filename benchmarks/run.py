@@ -92,7 +92,7 @@ def _stats(values: list[float]) -> dict:
 def training_flops_per_image(model: str, backend: str) -> float:
     """Counted in a child process with every GPU hidden, so that this process, which only
     starts the launches, never takes GPU memory from them."""
-    code = ("from keras_gated.flops import count_macs; from keras_gated.registry import create_model; "
+    code = ("from keras_gated.flops import count_macs; from keras_gated import create_model; "
             f"print(count_macs(create_model({model!r})))")
     env = dict(os.environ, KERAS_BACKEND=backend, CUDA_VISIBLE_DEVICES="", JAX_PLATFORMS="cpu",
                TF_CPP_MIN_LOG_LEVEL="2")

@@ -45,7 +45,7 @@ PUBLIC: dict[str, str] = {
     "PretrainedCfg": "keras_gated.weights",
     "get_pretrained_cfg": "keras_gated.weights",
     "list_pretrained": "keras_gated.weights",
-    "create_model": "keras_gated.registry",
+    "create_model": "keras_gated.models.factory",
     "get_model_entry": "keras_gated.registry",
     "is_model": "keras_gated.registry",
     "list_models": "keras_gated.registry",

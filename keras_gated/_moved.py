@@ -1,7 +1,7 @@
 """Old import paths of keras-gated, answered from the modules that replaced them.
 
 One table, ``MOVED``: an old module name -> the modules its names now live in, searched
-in order. ``import keras_gated.gates`` (or ``from keras_gated.hub import publish``) still
+in order; and ``MOVED_NAMES`` for names that left a package that still stands. ``import keras_gated.gates`` (or ``from keras_gated.hub import publish``) still
 works: a finder on ``sys.meta_path`` makes a stand-in module whose attributes are looked
 up in the new modules, with one ``DeprecationWarning`` per old module naming the new place
 (as timm's table of deprecated model names does for names). No file stands at an old
@@ -23,11 +23,13 @@ MOVED: dict[str, tuple[str, ...]] = {
     "keras_gated.class_names": ("keras_gated.datasets",),
     "keras_gated.cli_names": ("keras_gated.cli.arguments",),
     "keras_gated.analysis.gate_log": ("keras_gated.training.callbacks",),
+    "keras_gated.analysis.prune": ("keras_gated.models.prune",),
     "keras_gated.fast_path": ("keras_gated.models.fast_path_model",),
     "keras_gated.gates": ("keras_gated.gating",),
     "keras_gated.hub": ("keras_gated.weights.hub", "keras_gated.release.hub",
                         "keras_gated.release.zoo_folder"),
     "keras_gated.kerashub": ("keras_gated.keras_hub",),
+    "keras_gated.models.family_spec": ("keras_gated.registry.families",),
     "keras_gated.models.application": (
         "keras_gated.models.builder",
         "keras_gated.models.constructor",
@@ -48,9 +50,27 @@ MOVED: dict[str, tuple[str, ...]] = {
     "keras_gated.pretrained.sources": ("keras_gated.weights.sources",),
     "keras_gated.pretrained.zoo_folder": ("keras_gated.release.zoo_folder",),
     "keras_gated.recipes": ("keras_gated.training.recipes",),
+    "keras_gated.registry.factory": ("keras_gated.models.factory", "keras_gated.registry.names"),
     "keras_gated.registry.weights": ("keras_gated.weights.registered",),
     "keras_gated.transforms": ("keras_gated.training.transforms",),
 }
+
+# Names that left a package that still exists: package -> {name: its new module}. The
+# package's module ``__getattr__`` answers them through ``moved_name``.
+MOVED_NAMES: dict[str, dict[str, str]] = {
+    "keras_gated.registry": {"create_model": "keras_gated.models.factory"},
+}
+
+
+def moved_name(package: str, name: str) -> object:
+    """``package.name`` of ``MOVED_NAMES``, taken from its new module with one
+    DeprecationWarning; an AttributeError for any other name."""
+    new = MOVED_NAMES.get(package, {}).get(name)
+    if new is None:
+        raise AttributeError(f"module {package!r} has no attribute {name!r}")
+    warnings.warn(f"{package}.{name} is deprecated: import it from {new}.", DeprecationWarning,
+                  stacklevel=3)
+    return getattr(importlib.import_module(new), name)
 
 
 def _public(module: ModuleType) -> list[str]:

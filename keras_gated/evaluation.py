@@ -16,9 +16,9 @@ import numpy as np
 from keras_gated import datasets
 from keras_gated.datasets import CLASS_NAMES, decode_image_array
 from keras_gated.models import GResNet20
+from keras_gated.models import factory  # the module: create_model looked up when called
 from keras_gated.preprocessing import decode_predictions
 from keras_gated.progress import keras_verbose, on_stderr, track
-from keras_gated import registry  # the module: create_model looked up when called
 from keras_gated.weights.load import head_classes
 from keras_gated.weights.resolve import resolve_weights
 from keras_gated.weights.sources import local_weights_file, released_cfg
@@ -201,7 +201,7 @@ def evaluate(name: str, weights: str, dataset: str, *, batch_size: int = 256,
                 f"{info.num_classes}: evaluate them on the data set they were trained for."
             )
         kwargs = {**saved_input_shape(weights), **(model_args or {})}
-        model = registry.create_model(name, weights=weights, classes=info.num_classes, **kwargs)
+        model = factory.create_model(name, weights=weights, classes=info.num_classes, **kwargs)
     relabel = data_classes(model, info, weights, dataset, name, class_map)
     expected = tuple(model.inputs[0].shape[1:])
     check_image_size(info.image_shape, expected, dataset, name, resize or adapted_in_training(weights))

@@ -4,7 +4,7 @@ and keras-hub's (``pyramid_outputs``) vocabulary.
 
 The feature of a stage is the output of its last block (``keras_gated.layers.Block``
 with that ``stage``; ``block_stages`` numbers the stages of blocks saved without one). A family may declare, in its
-spec (``keras_gated.models.family_spec``), a layer that replaces the last stage's block
+spec (``keras_gated.registry.families``), a layer that replaces the last stage's block
 as its feature (the pre-activation nets: the final BN-ReLU, ``final_relu``, their only
 normalised output, as timm does for its pre-act ResNets) and a stem feature (ResNet-50
 and HighwayNet50: ``stem_relu``, reduction 2, as timm's ``resnet50`` exposes it).
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import keras
 
 from keras_gated.layers.block import block_stages
-from keras_gated.models.family_spec import feature_layer_names
+from keras_gated.registry.families import feature_layer_names
 
 
 @dataclass(frozen=True)

@@ -18,20 +18,20 @@ from __future__ import annotations
 import keras
 
 from keras_gated.layers.block import Block
-from keras_gated.models import family_spec
+from keras_gated.registry import families
 
 EXACT_GATES = ("relu", "identity")  # g(1) = 1: the twin starts as the original
 
 
 def twin_name(name: str) -> str:
     """``preactresnet20`` -> ``gresnet20``, ``wrn_16_2`` -> ``gwrn_16_2``; else ``name_gated``."""
-    return family_spec.twin_name(name)
+    return families.twin_name(name)
 
 
 def gateable_layers(model: keras.Model) -> tuple[list[keras.layers.Layer], list[keras.layers.Layer]]:
     """(the gateable blocks, the declared residual merges) of ``model``, in model order."""
     blocks = [layer for layer in model.layers if isinstance(layer, Block) and layer.gateable]
-    merges = [layer for layer in model.layers if family_spec.is_residual_merge(layer)]
+    merges = [layer for layer in model.layers if families.is_residual_merge(layer)]
     return blocks, merges
 
 
@@ -44,7 +44,7 @@ def can_gate(model: keras.Model) -> bool:
 def __getattr__(name: str):
     """The tables this module kept before the families declared their twins and blocks."""
     tables = {
-        "TWIN_PREFIXES": lambda: tuple(t for s in family_spec.specs() for t in s.twins),
+        "TWIN_PREFIXES": lambda: tuple(t for s in families.specs() for t in s.twins),
         "GATEABLE_BLOCKS": lambda: tuple(
             cls.__name__ for cls in _subclasses(Block) if cls.__dict__.get("gateable")),
     }
@@ -55,7 +55,7 @@ def __getattr__(name: str):
 
         _WARNED.add(name)
         warnings.warn(f"keras_gated.gating.{name} is deprecated: the families declare it "
-                      "(keras_gated.models.family_spec, keras_gated.layers.Block).",
+                      "(keras_gated.registry.families, keras_gated.layers.Block).",
                       DeprecationWarning, stacklevel=2)
     return tables[name]()
 

@@ -38,7 +38,7 @@ except ImportError as error:  # pragma: no cover - depends on the environment
     ) from error
 
 from keras_gated.features import feature_layers, pyramid_outputs
-from keras_gated.registry import create_model
+from keras_gated.models.factory import create_model
 from keras_gated.weights.config import split_weight_id
 from keras_gated.weights.registered import get_pretrained_cfg
 

@@ -222,7 +222,7 @@ def build_finetune_model(name: str, weights: str, classes: int, freeze_backbone:
     """
     import keras
 
-    from keras_gated.registry import create_model  # looked up when called: tests replace it
+    from keras_gated.models.factory import create_model  # looked up when called: tests replace it
 
     backbone = create_model(name, weights=None if from_scratch(weights) else weights,
                             include_top=False, pooling="avg")

@@ -94,7 +94,7 @@ def compressed_model(run: CompressOutput, arch):
     checking the two have the same layers and weight shapes."""
     import keras
 
-    from keras_gated.registry import create_model
+    from keras_gated import create_model
 
     saved = keras.saving.load_model(run.folder, compile=False)
     built = create_model(arch.name, classes=saved.num_classes,
@@ -115,7 +115,7 @@ def trainable_parameters(name: str) -> int:
     """The trainable parameters of the registered ``name`` with its default head."""
     import numpy as np
 
-    from keras_gated.registry import create_model
+    from keras_gated import create_model
 
     return int(sum(np.prod(w.shape) for w in create_model(name).trainable_weights))
 
@@ -138,7 +138,7 @@ def source_net(run: CompressOutput):
     ``<arch> (weights <tag, folder or file>)``)."""
     import re
 
-    from keras_gated.registry import create_model
+    from keras_gated import create_model
 
     found = re.fullmatch(r"(\S+) \(weights (.+)\)", str(run.metrics.get("source_weights", "")))
     if found is None:

@@ -40,7 +40,7 @@ def count(name: str, arguments: dict) -> int:
     """Trainable parameters of the registered model ``name`` built with ``arguments``."""
     import numpy as np
 
-    from keras_gated.registry import create_model
+    from keras_gated import create_model
 
     model = create_model(name, **arguments)
     return sum(int(np.prod(weight.shape)) for weight in model.trainable_weights)

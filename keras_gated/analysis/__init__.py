@@ -8,7 +8,8 @@ Srivastava et al. 2015).
 * ``lesion``: lesioning, shuffling within stages, per-stage estimation error.
 * ``highway_activity``, ``highway_trace``: transform-gate activity of Highway layers over
   data, and each layer's input, T(x) and output per example.
-* ``prune``: a new, smaller model without the removed blocks.
+* ``prune`` (from ``keras_gated.models.prune``, which compressed architectures are built
+  with): a new, smaller model without the removed blocks.
 * ``compress``: a smaller net at a MACs or block budget: the gates learned under an L1
   pressure, the closed blocks pruned, the rest fine-tuned.
 * ``plots``: the figures of the papers, as PNG files (matplotlib).
@@ -22,13 +23,8 @@ from keras_gated.analysis.lesion import (
     lesion_accuracies,
     shuffle_accuracies,
 )
-from keras_gated.analysis.prune import prune
-from keras_gated.analysis.removal import (
-    accuracy,
-    removable_blocks,
-    removal_curve,
-    single_removal_accuracies,
-)
+from keras_gated.analysis.removal import accuracy, removal_curve, single_removal_accuracies
+from keras_gated.models.prune import prune, removable_blocks
 
 __all__ = [
     "GateLogger",

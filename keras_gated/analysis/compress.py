@@ -43,10 +43,9 @@ from keras_gated.analysis.compress_training import (
     train_epochs,
     weights_digest,
 )
-from keras_gated.analysis.prune import prune
-from keras_gated.analysis.removal import removable_blocks
 from keras_gated.flops import count_macs
 from keras_gated.gating import gated_blocks, residual_gate_of
+from keras_gated.models.prune import prune, removable_blocks
 
 BASELINES = ("lowest", "random", "scratch")
 METHOD = "pressure"

@@ -21,8 +21,8 @@ from collections.abc import Sequence
 import keras
 import numpy as np
 
-from keras_gated.analysis.prune import _inputs_of
-from keras_gated.analysis.removal import _gated, _Removed, accuracy, removable_blocks
+from keras_gated.analysis.removal import _Removed, accuracy
+from keras_gated.models.prune import inputs_of, as_gated, removable_blocks
 from keras_gated.gating import residual_gate_of, gated_blocks
 from keras_gated.layers.block import Block, block_stages, stage_label
 from keras_gated.layers.highway import Highway
@@ -67,7 +67,7 @@ def lesion_accuracies(model: keras.Model, x, y, *, batch_size: int = 256) -> dic
     highway = [(n, l) for n, l in gated_blocks(model).items()
                if residual_gate_of(l) is None and _lesionable_highway(l)]
     if not highway:
-        gated = _gated(model)
+        gated = as_gated(model)
         results = {}
         for name in removable_blocks(gated):
             with _Removed(gated, [name]):
@@ -93,16 +93,16 @@ def _permuted_model(model: keras.Model, order: dict[str, list[str]]) -> keras.Mo
     by_name = {c["name"]: c for c in config["layers"]}
     for original, permuted in order.items():
         names = original.split("|")
-        first_input = copy.deepcopy(_inputs_of(by_name[names[0]])[0])
-        consumers = [c for c in config["layers"] if any(h[0] == names[-1] for h in _inputs_of(c))]
+        first_input = copy.deepcopy(inputs_of(by_name[names[0]])[0])
+        consumers = [c for c in config["layers"] if any(h[0] == names[-1] for h in inputs_of(c))]
         outputs = config["output_layers"]
         histories = [by_name[n] for n in permuted]
         for i, layer_config in enumerate(histories):
             source = first_input if i == 0 else [permuted[i - 1], 0, 0]
-            for history in _inputs_of(layer_config):
+            for history in inputs_of(layer_config):
                 history[:] = list(source)
         for consumer in consumers:
-            for history in _inputs_of(consumer):
+            for history in inputs_of(consumer):
                 if history[0] == names[-1]:
                     history[0] = permuted[-1]
         if outputs and outputs[0] == names[-1]:

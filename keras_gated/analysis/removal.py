@@ -16,8 +16,7 @@ import keras
 import numpy as np
 
 from keras_gated.gating import residual_gate_of, gate_values, gated_blocks, set_gate
-from keras_gated.gating import can_gate, gate
-from keras_gated.layers.block import Block
+from keras_gated.models.prune import as_gated, removable_blocks
 
 ORDERS = ("gate", "random", "position")
 
@@ -26,25 +25,6 @@ def accuracy(model: keras.Model, x: np.ndarray, y: np.ndarray, batch_size: int =
     """Top-1 accuracy of ``model`` on ``(x, y)`` in inference mode."""
     predictions = model.predict(x, batch_size=batch_size, verbose=0)
     return float(np.mean(np.argmax(predictions, axis=-1) == np.asarray(y).reshape(-1)))
-
-
-def _gated(model: keras.Model) -> keras.Model:
-    """``model`` itself if it has Residual Gates (or nothing to gate), else its exact
-    gated twin."""
-    if any(residual_gate_of(layer) is not None for layer in gated_blocks(model).values()):
-        return model
-    if can_gate(model):
-        return gate(model)
-    return model
-
-
-def _is_identity_block(layer) -> bool:
-    return isinstance(layer, Block) and layer.removable
-
-
-def removable_blocks(model: keras.Model) -> list[str]:
-    """Names of the blocks that removal turns into the identity, in model order."""
-    return [name for name, layer in gated_blocks(_gated(model)).items() if _is_identity_block(layer)]
 
 
 def _check_blocks(names: Sequence[str], allowed: Sequence[str]) -> None:
@@ -76,7 +56,7 @@ class _Removed:
 def single_removal_accuracies(model: keras.Model, x, y, *, blocks: Sequence[str] | None = None,
                               batch_size: int = 256) -> dict[str, float]:
     """Block -> accuracy with that block alone removed."""
-    gated = _gated(model)
+    gated = as_gated(model)
     allowed = removable_blocks(gated)
     names = allowed if blocks is None else list(blocks)
     _check_blocks(names, allowed)
@@ -95,7 +75,7 @@ def removal_order(model: keras.Model, order: str, seed: int = 0) -> list[str]:
     """
     if order not in ORDERS:
         raise ValueError(f"Unknown removal order {order!r}; choose one of {', '.join(ORDERS)}.")
-    gated = _gated(model)
+    gated = as_gated(model)
     names = removable_blocks(gated)
     if order == "position":
         return names
@@ -114,7 +94,7 @@ def removal_curve(model: keras.Model, x, y, *, order: str = "gate", seeds: Seque
     for ``order="random"`` the mean and standard deviation over ``seeds``, otherwise one
     curve (std 0). Removing nothing gives the model's own accuracy.
     """
-    gated = _gated(model)
+    gated = as_gated(model)
     curves, orders = [], []
     for seed in (seeds if order == "random" else seeds[:1]):
         names = removal_order(gated, order, seed)[:max_blocks]

@@ -20,11 +20,8 @@ from keras_gated.analysis.lesion import (
     shuffle_accuracies,
     stages,
 )
-from keras_gated.analysis.prune import prune
 from keras_gated.analysis.removal import (
-    _gated,
     accuracy,
-    removable_blocks,
     removal_curve,
     removal_order,
     single_removal_accuracies,
@@ -32,6 +29,7 @@ from keras_gated.analysis.removal import (
 from keras_gated.flops import count_macs
 from keras_gated.gating import gate_values
 from keras_gated.layers.highway import Highway
+from keras_gated.models.prune import as_gated, prune, removable_blocks
 from keras_gated.progress import Bar
 
 
@@ -140,7 +138,7 @@ def analyze(model: keras.Model, x: np.ndarray, y: np.ndarray, out: str | Path, *
                 bar.advance()
             if twin is not None:
                 twin_name = twin.name
-                twin = _gated(twin)  # once: its removal curves all use the same exact twin
+                twin = as_gated(twin)  # once: its removal curves all use the same exact twin
                 result["twin"] = {"model": twin_name, "accuracy": accuracy(twin, x, y)}
                 bar.advance()
                 curves[f"{twin_name}, random"] = removal_curve(twin, x, y, order="random", seeds=seeds)

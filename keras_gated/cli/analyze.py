@@ -6,19 +6,20 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from keras_gated import datasets, registry  # modules: their functions looked up when called
+from keras_gated import datasets  # the module: its functions looked up when called
 from keras_gated.analysis.report import analyze, subset
 from keras_gated.cli.arguments import source_weights
 from keras_gated.evaluation import data_classes
 from keras_gated.files import check_outside_zoo
+from keras_gated.models import factory  # the module: create_model looked up when called
 
 
 def analyze_command(args: argparse.Namespace) -> int:
     """``keras-gated analyze WEIGHT_ID --dataset DATA --out DIR``."""
     check_outside_zoo(args.out)  # before anything is loaded
     arch, weights = source_weights(args)
-    model = registry.create_model(arch, weights=weights)
-    twin = registry.create_model(args.twin, weights=args.twin_weights or weights) if args.twin else None
+    model = factory.create_model(arch, weights=weights)
+    twin = factory.create_model(args.twin, weights=args.twin_weights or weights) if args.twin else None
     x, y, info = datasets.load_numpy(args.dataset, "test")
     relabel = data_classes(model, info, weights, args.dataset, arch, dict(args.class_map))
     y = relabel[y]

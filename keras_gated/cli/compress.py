@@ -12,13 +12,14 @@ from pathlib import Path
 
 import keras
 
-from keras_gated import datasets, registry  # modules: their functions looked up when called
+from keras_gated import datasets  # the module: its functions looked up when called
 from keras_gated.analysis.compress_report import write_compressed
 from keras_gated.analysis.compress_training import check_backup_folder, remove_backup
 from keras_gated.analysis.report import load_examples
 from keras_gated.cli.arguments import source_weights
 from keras_gated.evaluation import data_classes, weights_classes
 from keras_gated.files import new_output_folder
+from keras_gated.models import factory  # the module: create_model looked up when called
 from keras_gated.progress import keras_verbose, on_stderr
 
 # The module, whose functions are looked up when called (``keras_gated.analysis.compress``
@@ -48,7 +49,7 @@ def source_model(arch: str, weights: str) -> keras.Model:
     """The net to compress, with its weights' class count; refused unless it has blocks
     that can be removed."""
     classes = weights_classes(arch, weights)
-    model = registry.create_model(arch, weights=weights, **({"classes": classes} if classes else {}))
+    model = factory.create_model(arch, weights=weights, **({"classes": classes} if classes else {}))
     if not compression.compressible_blocks(model):
         raise ValueError(compression.not_compressible(model))
     return model

@@ -6,14 +6,14 @@ import argparse
 from pathlib import Path
 
 from keras_gated.export import default_file_name, export
+from keras_gated.models import factory  # the module: create_model looked up when called
 from keras_gated.progress import Bar
-from keras_gated import registry  # the module: its functions looked up when called
 
 
 def model_with_weights(name: str, weights: str | None):
     """``create_model(name, weights=weights)``; a weight id (``gresnet20.cifar10``) as ``name``
     brings its own tag."""
-    return registry.create_model(name, weights=weights) if weights else registry.create_model(name)
+    return factory.create_model(name, weights=weights) if weights else factory.create_model(name)
 
 
 def export_command(args: argparse.Namespace) -> int:

@@ -9,9 +9,10 @@ from __future__ import annotations
 import argparse
 import sys
 
-from keras_gated import registry  # the module: create_model looked up when called
+import keras_gated  # keras_gated.create_model: imports the families (and Keras) when called
 from keras_gated.registry import get_model_entry, list_models
 from keras_gated.release.listing import accuracy_text, planned_table, released_table
+from keras_gated.training.recipes import get_recipe
 from keras_gated.weights import get_pretrained_cfg, list_pretrained, split_weight_id, tags_for
 from keras_gated.weights.planned import training_command
 
@@ -57,7 +58,7 @@ def info_command(args: argparse.Namespace) -> int:
     if args.params:
         import numpy as np
 
-        model = registry.create_model(arch)
+        model = keras_gated.create_model(arch)
         trainable = sum(int(np.prod(v.shape)) for v in model.trainable_weights)
         print(f"trainable parameters: {trainable:,}")
     released = tags_for(arch)
@@ -65,8 +66,10 @@ def info_command(args: argparse.Namespace) -> int:
     print(f"released weights: {', '.join(f'{arch}.{t}' for t in tags) or 'none yet'}")
     for weight_id in list_pretrained(f"{arch}.{tag or '*'}", planned=True):
         planned = get_pretrained_cfg(weight_id)
+        recipe = get_recipe(planned.plan.recipe).with_epochs(planned.plan.epochs)
         print(f"planned weights: {weight_id} (needs a GPU/TPU host): "
               f"{training_command(planned)}; expect {planned.plan.expect}")
+        print(f"  recipe: {recipe.describe()}")
     for t in tags:
         cfg = get_pretrained_cfg(f"{arch}.{t}")
         print(f"  {cfg.weight_id}:")

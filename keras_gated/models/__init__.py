@@ -1,5 +1,5 @@
 """Model families, each a folder ``<family>/`` that declares itself once
-(``family_spec.Family``: constructors, registry names, released-weight configs, papers,
+(``families.Family``: constructors, registry names, released-weight configs, papers,
 converters), imported here by one line; the constructors are applications-style (see
 ``builder.py``).
 
@@ -7,7 +7,7 @@ The public names (``__all__``) are the declared families' constructors, read off
 declarations, so that a family's import line is all this file needs of it.
 """
 
-from keras_gated.models import family_spec
+from keras_gated.registry import families
 # One line per family: importing its folder declares it.
 from keras_gated.models import fc_nets  # noqa: E402, F401
 from keras_gated.models import highway_net  # noqa: E402, F401
@@ -22,12 +22,12 @@ def __getattr__(name: str) -> object:
     """``__all__`` and every declared constructor (``keras_gated.models.GResNet20``),
     computed from the declarations of the families imported above (PEP 562)."""
     if name == "__all__":
-        return sorted(family_spec.public_constructors(), key=str.lower)
-    constructor = family_spec.public_constructors().get(name)
+        return sorted(families.public_constructors(), key=str.lower)
+    constructor = families.public_constructors().get(name)
     if constructor is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     return constructor
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *family_spec.public_constructors()})
+    return sorted({*globals(), *families.public_constructors()})

@@ -50,6 +50,7 @@ from keras_gated.models.constructor import (  # noqa: F401  (what family modules
     renamed_arguments,
 )
 from keras_gated.models.gated_model import HeadSpec, assemble
+from keras_gated.models.prune import prune
 from keras_gated.precision import warn_if_slow_mixed_precision
 from keras_gated.weights.load import load_resolved
 from keras_gated.weights.resolve import ResolvedWeights, resolve_weights
@@ -189,7 +190,7 @@ _COMPRESSED: contextvars.ContextVar[CompressedBuild | None] = contextvars.Contex
 @contextlib.contextmanager
 def compressed_build(name: str, source: str, removed_blocks: Sequence[str]) -> Iterator[None]:
     """Within the block, the builder builds the architecture ``source`` as the compressed
-    architecture ``name``: without ``removed_blocks`` (``keras_gated.analysis.prune``),
+    architecture ``name``: without ``removed_blocks`` (``keras_gated.models.prune``),
     named ``name``, its weights resolved and checked under ``name``. A source
     constructor called inside it that builds another architecture is refused.
     ``keras_gated.models.compressed`` wraps every compressed architecture's build in it."""
@@ -402,11 +403,6 @@ def blocks_to_remove(
 def without_blocks(model: keras.Model, removed: Sequence[str]) -> keras.Model:
     """``model`` with ``removed`` pruned to their identity shortcuts (the architecture
     of a compressed net), its pretrained config and class names kept."""
-    # Lazy, to break a cycle at import: keras_gated.analysis imports keras_gated.gating,
-    # which reads the families' specs in keras_gated.models, whose families import this
-    # module. Imported when a compressed architecture is built.
-    from keras_gated.analysis.prune import prune
-
     pruned = prune(model, removed, name=model.name)
     pruned.pretrained_cfg = getattr(model, "pretrained_cfg", None)
     return pruned

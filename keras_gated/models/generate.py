@@ -1,4 +1,4 @@
-"""Write the files derived from the family declarations (``family_spec.Family``).
+"""Write the files derived from the family declarations (``families.Family``).
 
 * ``keras_gated/catalog.json``: the registry snapshot ``keras-gated list`` / ``info``
   and ``keras_gated.__all__`` read without importing a family (``keras_gated.catalog``);
@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from keras_gated import catalog
-from keras_gated.models import family_spec
+from keras_gated.registry import families
 from keras_gated.registry import get_model_entry, list_models
 
 COMMAND = "python -m keras_gated.models.generate"
@@ -34,11 +34,11 @@ TABLE_END = "<!-- End of the generated family table. -->"
 def build_catalog() -> dict[str, Any]:
     """The snapshot of the built-in families' declarations and of the models they
     register (imports the families, and Keras)."""
-    families = [f for f in family_spec.specs() if f.register is not None
+    declared = [f for f in families.specs() if f.register is not None
                 or any(m.constructor.__module__.startswith(catalog.BUILT_IN) for m in f.models)]
     cfg_files = sorted(Path(f.released).resolve().relative_to(catalog.PACKAGE_DIR.resolve()).as_posix()
-                       for f in families if f.released is not None and Path(f.released).is_file())
-    registry_families = {name for f in families for name in f.registry_families}
+                       for f in declared if f.released is not None and Path(f.released).is_file())
+    registry_families = {name for f in declared for name in f.registry_families}
     models = {}
     for name in list_models():
         entry = get_model_entry(name)
@@ -53,7 +53,7 @@ def build_catalog() -> dict[str, Any]:
             "supports_dropout": entry.supports_dropout,
             "slow": entry.slow,
         }
-    public = sorted(name for f in families for name in f.public_names)
+    public = sorted(name for f in declared for name in f.public_names)
     return {"models": models, "cfg_files": cfg_files, "public": public}
 
 
@@ -77,7 +77,7 @@ def _names(names: list[str]) -> str:
     return ", ".join(shown) + (f" ({len(names)})" if len(names) > 4 else "")
 
 
-def family_row(family: family_spec.Family) -> str:
+def family_row(family: families.Family) -> str:
     """The table row of one family. A family that registers from a data file of its own
     (``Family.register``: the compressed nets) is described, not listed, so that a
     release adding a name there leaves the table as it is."""
@@ -91,7 +91,7 @@ def family_row(family: family_spec.Family) -> str:
     for registry_family in family.registry_families:
         entries = [e for e in map(get_model_entry, list_models()) if e.family == registry_family]
         cells.append(f"`{registry_family}`: {_names([e.name for e in entries])}")
-        keys.update(dict.fromkeys(k for e in entries for k in family_spec.citation_keys(e.name)))
+        keys.update(dict.fromkeys(k for e in entries for k in families.citation_keys(e.name)))
         recipes.update(dict.fromkeys(e.default_recipe for e in entries if e.default_recipe))
     return (f"| `{family.name}` | {constructors} | {'; '.join(cells)} "
             f"| {', '.join(f'`{k}`' for k in keys) or '—'} "
@@ -107,7 +107,7 @@ def model_table() -> str:
         "| family folder | constructors | registry family: names | papers (BibTeX keys) "
         "| default recipe |",
         "| --- | --- | --- | --- | --- |",
-        *(family_row(f) for f in family_spec.specs() if set(f.registry_families) & built_in),
+        *(family_row(f) for f in families.specs() if set(f.registry_families) & built_in),
     ]
     return "\n".join([*lines, "", TABLE_END])
 

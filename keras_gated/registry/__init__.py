@@ -1,9 +1,14 @@
 """The one registry: model names (``models``), the configs of their weights (kept by
-``keras_gated.weights.registered``, importable from here too), and building / listing by
-name (``factory``: ``create_model``, ``list_models``).
+``keras_gated.weights.registered``, importable from here too), the families'
+declarations (``families``) and listing by name (``names``: ``list_models``). It imports
+no Keras; building a model by name is ``keras_gated.create_model``
+(``keras_gated.models.factory``), above the families that register here.
 
-Everything is importable from here (``from keras_gated.registry import create_model``).
+Everything listed in ``__all__`` is importable from here
+(``from keras_gated.registry import list_models``).
 """
+
+from keras_gated._moved import moved_name
 
 from keras_gated.registry.models import (
     ModelEntry,
@@ -30,18 +35,13 @@ from keras_gated.weights.registered import (
     unregister_pretrained,
     write_cfg,
 )
-from keras_gated.registry.factory import (  # noqa: E402  (after the registries it uses)
-    create_model,
-    default_pretrained_tag,
-    list_models,
-    split_weight_id,
-)
+from keras_gated.registry.names import default_pretrained_tag, list_models  # noqa: E402
+from keras_gated.weights.config import split_weight_id  # noqa: E402
 
 __all__ = [
     "ModelEntry",
     "add_entry",
     "cfg_source_file",
-    "create_model",
     "default_pretrained_tag",
     "find_pretrained_cfg",
     "get_model_entry",
@@ -64,3 +64,9 @@ __all__ = [
     "unregister_pretrained",
     "write_cfg",
 ]
+
+
+def __getattr__(name: str) -> object:
+    """Names that moved out of the registry (``keras_gated._moved.MOVED_NAMES``): found
+    in their new module, with one DeprecationWarning."""
+    return moved_name(__name__, name)

@@ -1,6 +1,6 @@
 """The model registry: every architecture under one lower-case name (timm style).
 
-A family's declaration (``keras_gated.models.family_spec.declare``) registers its models
+A family's declaration (``keras_gated.registry.families.declare``) registers its models
 here (one entry per configuration); ``keras_gated.registry.factory`` lists and builds
 them by name. The weights registry (``keras_gated.weights.registered``) is told the
 family of every registered name.
@@ -71,7 +71,7 @@ def register_model(
 ) -> ModelEntry:
     """Register ``constructor(**kwargs)`` under ``name`` (lower case, unique).
 
-    A family declares its models once (``keras_gated.models.family_spec.Family``), which
+    A family declares its models once (``keras_gated.registry.families.Family``), which
     registers them; ``register_model`` adds a single one (a compressed net released
     later, a test's throw-away model).
     """

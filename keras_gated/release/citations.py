@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import warnings
 
-from keras_gated.models.family_spec import citation_keys as declared
-from keras_gated.models.family_spec import papers, specs
+from keras_gated.registry.families import citation_keys as declared
+from keras_gated.registry.families import papers, specs
 
 PAPERS = {
     "srivastava2015highway": """@article{srivastava2015highway,

@@ -1,7 +1,8 @@
 """Planned weights: configs whose ``plan`` says how to train them.
 
 Asking for them raises ``PlannedWeightsError`` with the exact training command, the
-recipe, the paper's number to expect, a GPU-hours figure computed from the model's
+recipe's name and epochs (``keras-gated info WEIGHT_ID`` describes the recipe: the recipes
+live with training, which this package never imports), the paper's number to expect, a GPU-hours figure computed from the model's
 counted MACs (labelled as an estimate) and the released weights of the same family. No
 random or borrowed weight file stands in.
 """
@@ -9,7 +10,6 @@ random or borrowed weight file stands in.
 from __future__ import annotations
 
 from keras_gated.flops import ComputeEstimate
-from keras_gated.training.recipes import get_recipe
 from keras_gated.weights.config import PlannedWeightsError, PretrainedCfg
 from keras_gated.weights.registered import family_of, list_pretrained
 
@@ -64,13 +64,13 @@ def planned_message(cfg: PretrainedCfg) -> str:
     """What ``PlannedWeightsError`` says: the command, recipe, expected number, compute,
     and the released weights of the same family."""
     plan = cfg.plan
-    recipe = get_recipe(plan.recipe).with_epochs(plan.epochs)
     lines = [
         f"Weights {cfg.weight_id!r} are planned, not released: training them needs a "
         "GPU/TPU host. No stand-in weights are shipped.",
         f"  see also: {released_relatives(cfg)}",
         f"  train them with: {training_command(cfg)}",
-        f"  recipe: {recipe.describe()}",
+        f"  recipe: {plan.recipe}, {plan.epochs} epochs (`keras-gated info {cfg.weight_id}` "
+        "describes it)",
         f"  expect: {plan.expect}",
         f"  compute: {compute_estimate(cfg).describe()}",
     ]

@@ -101,14 +101,14 @@ def _release_folder(folder: Path) -> dict[str, bytes]:
 @pytest.mark.parametrize("inside", [True, False])
 def test_analyze_never_writes_a_release_folder(tmp_path, monkeypatch, inside):
     import keras_gated.cli.analyze  # noqa: F401  imported before the patch, never bound to it
-    import keras_gated.registry as registry
+    from keras_gated.models import factory
 
     zoo = tmp_path / "zoo"
     zoo.mkdir()
     monkeypatch.setenv("KERAS_GATED_ZOO", str(zoo))
     folder = (zoo if inside else tmp_path / "copies") / "gresnet20.cifar10"
     official = _release_folder(folder)
-    monkeypatch.setattr(registry, "create_model", lambda *a, **k: pytest.fail("analyzed"))
+    monkeypatch.setattr(factory, "create_model", lambda *a, **k: pytest.fail("analyzed"))
     code, _, err = _cli("analyze", "gresnet20.cifar10", "--dataset", "cifar10", "--out", str(folder))
     assert code == 2, err
     assert "training.release" in err

@@ -21,10 +21,11 @@ ROOT = Path(__file__).resolve().parents[2]
 def fbresnet_source(arch: str = "preactresnet20") -> dict[str, np.ndarray]:
     """An fbresnet state dict (NumPy, the source's layouts) of a fresh keras-gated model."""
     import keras_gated as kg
-    from keras_gated.convert import _converter, conv_layout, dense_layout
+    from keras_gated.convert import source_layouts
+    from keras_gated.state_dicts import conv_layout, dense_layout
 
     arrays = {}
-    for key, target in _converter("fbresnet").keys(kg.create_model(arch)):
+    for key, target in source_layouts()["fbresnet"].keys(kg.create_model(arch)):
         value = np.asarray(target.variable.numpy())
         if target.transform is conv_layout:
             value = np.transpose(value, (3, 2, 0, 1))  # HWIO -> OIHW

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import keras_gated as kg
-from keras_gated.models import family_spec
+from keras_gated.registry import families
 from keras_gated.training.recipes import RECIPES
 from keras_gated.release.citations import bibtex, citation_keys
 from keras_gated.registry import get_model_entry
@@ -83,12 +83,12 @@ def test_every_registered_model_is_cited(name):
 
 
 
-@pytest.mark.parametrize("family", [f.name for f in family_spec.specs()])
+@pytest.mark.parametrize("family", [f.name for f in families.specs()])
 def test_every_declaration_is_complete(family):
     """A family's one declaration: its constructors are public, every name it registers
     is built by one of them (or by its own ``register``), its recipes exist, its released
     configs are a data file in its folder, and what it counts or converts is registered."""
-    declared = family_spec.get_spec(family)
+    declared = families.get_spec(family)
     entries = [get_model_entry(n) for n in kg.list_models()
                if get_model_entry(n).family in declared.registry_families]
     assert entries, f"{family} registers no model"

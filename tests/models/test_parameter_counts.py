@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import keras_gated as kg
-from keras_gated.models.family_spec import parameter_counts
+from keras_gated.registry.families import parameter_counts
 from keras_gated.registry import get_model_entry
 from tests.support.helpers import images, to_numpy, trainable_count
 

@@ -38,7 +38,7 @@ FAMILY = {
 
         from pathlib import Path
 
-        from keras_gated.models.family_spec import Family, Models, declare
+        from keras_gated.registry.families import Family, Models, declare
         from keras_gated.models.tiny_net.tiny_net import GTinyNet, TinyBlock, TinyNet, tiny_name
 
 

@@ -72,7 +72,37 @@ def test_the_package_has_no_import_cycle():
 # What the weights package may import of keras_gated: itself and the leaf modules that import
 # nothing of the package; the models, the registry and the command line call it instead.
 WEIGHTS_MAY_IMPORT = ("keras_gated.weights", "keras_gated.layers", "keras_gated.errors",
-                      "keras_gated.training.recipes", "keras_gated.flops", "keras_gated._lazy")
+                      "keras_gated.flops", "keras_gated._lazy")
+
+
+def unit_graph(modules: dict[str, Path]) -> dict[str, set[str]]:
+    """The import graph between the package's units (each subpackage, and each top-level
+    module, as one node): what a drawing of the package by folders shows."""
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        targets = {unit(t) for t in imported_modules(name, path, modules)} - {unit(name)}
+        graph.setdefault(unit(name), set()).update(targets)
+    return graph
+
+
+def test_the_packages_units_import_one_way():
+    """No subpackage or top-level module imports, through any chain, one that imports it:
+    the units stack in floors, each importing only the floors below it."""
+    graph = unit_graph(module_files())
+    assert {"keras_gated.models", "keras_gated.registry", "keras_gated.weights"} <= set(graph)
+    assert "keras_gated.registry" in graph["keras_gated.models"]  # the graph was really read
+    cycle = find_cycle(graph)
+    assert cycle == [], "units importing each other: " + " -> ".join(cycle)
+
+
+def test_a_cycle_between_units_is_found(tmp_path):
+    package = tmp_path / "keras_gated"
+    for folder, text in {"a": "from keras_gated.b.y import f\n", "b": "def f(): from keras_gated.a.x import g\n"}.items():
+        (package / folder).mkdir(parents=True)
+        (package / folder / "__init__.py").write_text("")
+        (package / folder / ("x.py" if folder == "a" else "y.py")).write_text(text)
+    cycle = find_cycle(unit_graph(module_files(package)))
+    assert set(cycle) == {"keras_gated.a", "keras_gated.b"}
 
 
 def test_the_weights_package_imports_nothing_above_it():
@@ -167,8 +197,8 @@ def test_the_rules_are_read_from_real_imports():
     modules = all_modules()
     assert {"training.train", "keras_gated.training.build", "experiments.tools.records",
             "keras_gated.gating"} <= set(modules)
-    assert unit("keras_gated.analysis.prune") == unit("keras_gated.analysis.lesion")
-    assert unit("keras_gated.gating") != unit("keras_gated.analysis.prune")
+    assert unit("keras_gated.analysis.removal") == unit("keras_gated.analysis.lesion")
+    assert unit("keras_gated.gating") != unit("keras_gated.analysis.removal")
     assert importers_of("training", modules, "experiments")  # the experiments use training
 
 

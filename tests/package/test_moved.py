@@ -12,12 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from keras_gated._moved import MOVED
+from keras_gated._moved import MOVED, MOVED_NAMES
 
 ROOT = Path(__file__).resolve().parents[2]
 # One name per old module and the new module that defines it.
 SAMPLES = {
     "keras_gated.analysis.gate_log": ("GateLogger", "keras_gated.training.callbacks"),
+    "keras_gated.analysis.prune": ("prune", "keras_gated.models.prune"),
     "keras_gated.class_names": ("CLASS_NAMES", "keras_gated.datasets"),
     "keras_gated.cli_names": ("model_name", "keras_gated.cli.arguments"),
     "keras_gated.fast_path": ("FastPathModel", "keras_gated.models.fast_path_model"),
@@ -25,6 +26,7 @@ SAMPLES = {
     "keras_gated.hub": ("save_zoo_folder", "keras_gated.release.zoo_folder"),
     "keras_gated.kerashub": ("GatedBackbone", "keras_gated.keras_hub"),
     "keras_gated.models.application": ("build_application", "keras_gated.models.builder"),
+    "keras_gated.models.family_spec": ("declare", "keras_gated.registry.families"),
     "keras_gated.pretrained": ("get_pretrained_cfg", "keras_gated.weights.registered"),
     "keras_gated.pretrained.citations": ("bibtex", "keras_gated.release.citations"),
     "keras_gated.pretrained.config": ("PretrainedCfg", "keras_gated.weights.config"),
@@ -38,6 +40,7 @@ SAMPLES = {
     "keras_gated.pretrained.sources": ("sha256_of", "keras_gated.weights.sources"),
     "keras_gated.pretrained.zoo_folder": ("save_zoo_folder", "keras_gated.release.zoo_folder"),
     "keras_gated.recipes": ("get_recipe", "keras_gated.training.recipes"),
+    "keras_gated.registry.factory": ("create_model", "keras_gated.models.factory"),
     "keras_gated.registry.weights": ("list_pretrained", "keras_gated.weights.registered"),
     "keras_gated.transforms": ("augment_batch", "keras_gated.training.transforms"),
 }
@@ -98,6 +101,21 @@ def test_an_unknown_name_of_an_old_module_says_where_it_moved():
     assert old.gate_values is gating.gate_values
     with pytest.raises(AttributeError, match="moved to keras_gated.gating"):
         old.no_such_name  # noqa: B018
+
+
+def test_a_name_that_left_a_standing_package_warns_and_gives_the_new_object():
+    import importlib
+
+    for package, names in MOVED_NAMES.items():
+        module = importlib.import_module(package)
+        for name, new in names.items():
+            with pytest.warns(DeprecationWarning, match=f"{package}.{name} is deprecated: import it from {new}"):
+                value = getattr(module, name)
+            assert value is getattr(importlib.import_module(new), name)
+    from keras_gated import registry
+
+    with pytest.raises(AttributeError, match="has no attribute 'no_such_name'"):
+        registry.no_such_name  # noqa: B018
 
 
 def test_an_old_submodule_warns_once_naming_its_own_new_place():

@@ -116,7 +116,7 @@ def test_a_model_of_every_family_builds_without_tensorflow(hider, tmp_path):
     """The first (smallest) registered model of every family (about a minute on JAX's
     first eager initialisers: slow)."""
     result = run_tf_free(script("""
-        from keras_gated.registry import create_model, get_model_entry, list_models
+        from keras_gated import create_model, get_model_entry, list_models
         families = {}
         for name in list_models():
             entry = get_model_entry(name)
@@ -188,7 +188,7 @@ def run_commands(commands: list[list[str]], hider: Path, tmp_path: Path) -> None
 
 def test_command_line_without_tensorflow(hider, tmp_path):
     """demo (as the console script runs it), list, info and evaluate."""
-    from keras_gated.registry import create_model
+    from keras_gated import create_model
 
     folder = make_image_folder(tmp_path / "folder", per_class=(8, 6))
     create_model("gresnetfc2", classes=2).save_weights(tmp_path / "fc2.weights.h5")
@@ -204,7 +204,7 @@ def test_command_line_without_tensorflow(hider, tmp_path):
 def test_analyze_export_convert_without_tensorflow(hider, tmp_path):
     """analyze, export to ONNX (jax2onnx) and convert (a .safetensors state dict): about
     two minutes of JAX compilations, so slow."""
-    from keras_gated.registry import create_model
+    from keras_gated import create_model
 
     folder = make_image_folder(tmp_path / "folder", per_class=(8, 6))
     create_model("gresnetfc2", classes=2).save_weights(tmp_path / "fc2.weights.h5")
@@ -235,7 +235,7 @@ def test_train_and_finetune_one_epoch_without_tensorflow(hider, tmp_path):
                 hider, tmp_path)
     metrics = json.loads((tmp_path / "run" / "metrics.json").read_text())
     assert 0 <= metrics["test_accuracy"] <= 1 and (tmp_path / "run" / "last.keras").is_file()
-    from keras_gated.registry import create_model
+    from keras_gated import create_model
 
     create_model("gresnetfc2", classes=2).save_weights(tmp_path / "fc2.weights.h5")
     run_tf_free(["-m", "training.finetune", "--model", "gresnetfc2", "--weights",

@@ -8,7 +8,7 @@ import pytest
 
 import keras_gated as kg
 from keras_gated.training.recipes import RECIPES
-from keras_gated.models.family_spec import Family, Models, declare, declared, undeclare
+from keras_gated.registry.families import Family, Models, declare, declared, undeclare
 from keras_gated.registry import get_model_entry, register_model, unregister_model
 from tests.support.helpers import trainable_count
 
@@ -136,11 +136,14 @@ def test_unregister_model_and_name_rules():
 def test_one_registry_package():
     import importlib
 
+    import keras_gated as kg
     from keras_gated import registry
-    from keras_gated.registry import factory, models
+    from keras_gated.models import factory
+    from keras_gated.registry import models
     from keras_gated.weights import registered
 
-    assert registry.create_model is factory.create_model
+    assert kg.create_model is factory.create_model  # built above the families; listed below
+    assert "create_model" not in registry.__all__ and kg.list_models is registry.list_models
     assert registry.get_model_entry is models.get_model_entry
     assert registry.get_pretrained_cfg is registered.get_pretrained_cfg
     import keras_gated.weights as weights

@@ -41,7 +41,8 @@ def test_asking_for_planned_weights_gives_a_command_that_trains_them(weight_id):
     args = build_parser().parse_args(argv)
     assert (args.model, args.dataset, args.recipe) == (cfg.arch, cfg.tag, cfg.plan.recipe)
     assert args.epochs == cfg.plan.epochs and args.strategy == cfg.plan.strategy
-    assert get_recipe(cfg.plan.recipe).with_epochs(cfg.plan.epochs).describe() in message
+    assert f"recipe: {cfg.plan.recipe}, {cfg.plan.epochs} epochs" in message
+    assert f"keras-gated info {weight_id}" in message
     assert cfg.plan.expect in message and compute_estimate(cfg).describe() in message
     assert cfg.plan.missing in message
 
@@ -100,6 +101,8 @@ def test_cli_info_lists_planned_weights(capsys):
     assert main(["info", "wrn_28_10"]) == 0
     out = capsys.readouterr().out
     assert "planned weights: wrn_28_10.cifar10" in out and "3.89 %" in out
+    plan = get_pretrained_cfg("wrn_28_10.cifar10").plan
+    assert f"  recipe: {get_recipe(plan.recipe).with_epochs(plan.epochs).describe()}" in out
 
 
 def test_cli_lists_planned_checkpoints(capsys):

@@ -8,7 +8,7 @@ The family's folder:
 * ``architectures.py``: reads and writes it;
 * ``compressed.py``: a constructor per line, registered by the declaration;
 * ``compressed.json``: the configs of their released weights;
-* this file: its declaration (``keras_gated.models.family_spec.Family``): their papers
+* this file: its declaration (``keras_gated.registry.families.Family``): their papers
   are their sources' (whose citation patterns match their names), their parameter
   counts those recorded when they were released.
 """
@@ -23,7 +23,7 @@ from keras_gated.models.compressed.compressed import (  # noqa: F401
     registered,
     unregister_compressed,
 )
-from keras_gated.models.family_spec import Family, declare
+from keras_gated.registry.families import Family, declare
 
 FAMILY = declare(Family(
     name="compressed",

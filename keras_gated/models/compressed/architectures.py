@@ -1,7 +1,7 @@
 """The compressed architectures, as data: one JSON object per line of ``architectures.jsonl``.
 
 A compressed architecture is a registered source architecture without some of its
-blocks, each pruned to its identity shortcut (``keras_gated.analysis.prune``), under a
+blocks, each pruned to its identity shortcut (``keras_gated.models.prune``), under a
 name of its own: ``gresnet20_c50`` is ``gresnet20`` at (at most) 50 % of its counted MACs.
 ``python -m training.release_compressed --register`` adds a line; the family's module
 (``compressed.py``) registers one model per line. Nothing here imports Keras.

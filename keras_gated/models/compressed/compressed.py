@@ -5,7 +5,7 @@ A compressed architecture (``architectures.jsonl``, one line each) is a register
 source architecture without some of its blocks. Where a Residual Gate computes
 u = g(k)·f_r(x) + x, a removed block is its identity shortcut, u = x: ``gresnet20_c50``
 computes exactly what ``gresnet20`` computes with the gates of its removed blocks at
-g(k) = 0, and is built as ``keras_gated.analysis.prune(GResNet20(...), removed)`` is
+g(k) = 0, and is built as ``keras_gated.models.prune(GResNet20(...), removed)`` is
 (same layer names, same weights layout), named ``gresnet20_c50`` so that its weights
 resolve under ``gresnet20_c50.<tag>``:
 

@@ -4,13 +4,13 @@ The family's folder:
 
 * ``fc_nets.py``: the constructors;
 * ``fc_nets.json``: the configs of its released (and planned) weights;
-* this file: its declaration (``keras_gated.models.family_spec.Family``).
+* this file: its declaration (``keras_gated.registry.families.Family``).
 """
 
 import functools
 from pathlib import Path
 
-from keras_gated.models.family_spec import Family, Models, declare
+from keras_gated.registry.families import Family, Models, declare
 from keras_gated.models.fc_nets.fc_nets import *  # noqa: F403  (the module's public names)
 from keras_gated.models.fc_nets.fc_nets import (
     DEFAULT_UNITS,

@@ -4,12 +4,12 @@ The family's folder:
 
 * ``highway_net.py``: the constructors;
 * ``highway_net.json``: the configs of its released (and planned) weights;
-* this file: its declaration (``keras_gated.models.family_spec.Family``).
+* this file: its declaration (``keras_gated.registry.families.Family``).
 """
 
 from pathlib import Path
 
-from keras_gated.models.family_spec import Family, Models, declare
+from keras_gated.registry.families import Family, Models, declare
 from keras_gated.models.highway_net.highway_net import *  # noqa: F403  (the module's public names)
 from keras_gated.models.highway_net.highway_net import (
     HighwayNet,

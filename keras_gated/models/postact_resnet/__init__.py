@@ -7,12 +7,12 @@ The family's folder:
   shortcuts);
 * ``postact_resnet.py``: the constructors and the closed-form parameter counts;
 * ``postact_resnet.json``: the configs of its released weights (none yet);
-* this file: its declaration (``keras_gated.models.family_spec.Family``).
+* this file: its declaration (``keras_gated.registry.families.Family``).
 """
 
 from pathlib import Path
 
-from keras_gated.models.family_spec import Family, Models, declare
+from keras_gated.registry.families import Family, Models, declare
 from keras_gated.models.postact_resnet.postact_resnet import *  # noqa: F403  (the module's public names)
 from keras_gated.models.postact_resnet.postact_resnet import (
     NAMED_DEPTHS,

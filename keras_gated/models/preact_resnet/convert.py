@@ -16,7 +16,7 @@ from typing import Any
 import keras
 import numpy as np
 
-from keras_gated.convert import (
+from keras_gated.state_dicts import (
     Target,
     blocks_by_stage,
     bn_targets,
@@ -25,7 +25,7 @@ from keras_gated.convert import (
     get_layer,
     head_targets,
 )
-from keras_gated.models.family_spec import Converter
+from keras_gated.registry.families import Converter
 
 
 def fbresnet_keys(model: keras.Model) -> Iterator[tuple[str, Target]]:

@@ -5,13 +5,13 @@ The family's folder:
 * ``wide_resnet.py``: the constructors;
 * ``wide_resnet.json``: the configs of its released (and planned) weights;
 * ``convert.py``: the ``wrn`` layout of its reference implementation;
-* this file: its declaration (``keras_gated.models.family_spec.Family``).
+* this file: its declaration (``keras_gated.registry.families.Family``).
 """
 
 import functools
 from pathlib import Path
 
-from keras_gated.models.family_spec import Family, Models, declare
+from keras_gated.registry.families import Family, Models, declare
 from keras_gated.models.wide_resnet.convert import WRN
 from keras_gated.models.wide_resnet.wide_resnet import *  # noqa: F403  (the module's public names)
 from keras_gated.models.wide_resnet.wide_resnet import (

@@ -9,7 +9,7 @@ from typing import Any
 
 import keras
 
-from keras_gated.convert import (
+from keras_gated.state_dicts import (
     Target,
     blocks_by_stage,
     bn_targets,
@@ -17,7 +17,7 @@ from keras_gated.convert import (
     get_layer,
     head_targets,
 )
-from keras_gated.models.family_spec import Converter
+from keras_gated.registry.families import Converter
 
 
 def wrn_keys(model: keras.Model) -> Iterator[tuple[str, Target]]:

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import keras_gated as kg
-from keras_gated.analysis.prune import prune
+from keras_gated.models.prune import prune
 from keras_gated.models.compressed import CompressedArch, compressed, registered
 from keras_gated.models.compressed.architectures import read_architectures, write_architecture
 from keras_gated.weights import pretrained_cfgs_overlay

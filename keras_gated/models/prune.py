@@ -13,9 +13,29 @@ from collections.abc import Iterable, Mapping
 
 import keras
 
-from keras_gated.analysis.removal import _gated, _is_identity_block, removable_blocks
-from keras_gated.gating import gated_blocks
+from keras_gated.gating import can_gate, gate, gated_blocks, residual_gate_of
+from keras_gated.layers.block import Block
 from keras_gated.layers.residual_gate import ResidualGate
+
+
+def as_gated(model: keras.Model) -> keras.Model:
+    """``model`` itself if it has Residual Gates (or nothing to gate), else its exact
+    gated twin."""
+    if any(residual_gate_of(layer) is not None for layer in gated_blocks(model).values()):
+        return model
+    if can_gate(model):
+        return gate(model)
+    return model
+
+
+def is_identity_block(layer) -> bool:
+    """Whether ``layer`` is a block that removal turns into its identity shortcut."""
+    return isinstance(layer, Block) and layer.removable
+
+
+def removable_blocks(model: keras.Model) -> list[str]:
+    """Names of the blocks that removal turns into the identity, in model order."""
+    return [name for name, layer in gated_blocks(as_gated(model)).items() if is_identity_block(layer)]
 
 
 def _histories(node) -> list:
@@ -32,7 +52,7 @@ def _histories(node) -> list:
     return found
 
 
-def _inputs_of(layer_config: dict) -> list[list]:
+def inputs_of(layer_config: dict) -> list[list]:
     return _histories(layer_config.get("inbound_nodes", []))
 
 
@@ -55,15 +75,15 @@ def prune(model: keras.Model, blocks: Iterable[str], name: str | None = None) ->
                 f"Block {block!r} cannot be pruned to the identity; removable blocks: "
                 f"{', '.join(allowed) or '(none)'}."
             )
-    source = model if all(b in gated_blocks(model) for b in blocks) else _gated(model)
+    source = model if all(b in gated_blocks(model) for b in blocks) else as_gated(model)
     config = copy.deepcopy(source.get_config())
     by_name = {c["name"]: c for c in config["layers"]}
     replacement = {}
     for block in blocks:
         layer = gated_blocks(source)[block]
-        if not _is_identity_block(layer):  # guarded above; kept for clarity
+        if not is_identity_block(layer):  # guarded above; kept for clarity
             raise ValueError(f"Block {block!r} is not an identity block.")
-        inputs = _inputs_of(by_name[block])
+        inputs = inputs_of(by_name[block])
         # A block whose gate is a sub-layer has one input; a block that is its own gate
         # (an FC net's merge) has two, [branch, shortcut].
         shortcut = inputs[1] if isinstance(layer, ResidualGate) else inputs[0]
@@ -75,7 +95,7 @@ def prune(model: keras.Model, blocks: Iterable[str], name: str | None = None) ->
         return history
 
     for layer_config in config["layers"]:
-        for history in _inputs_of(layer_config):
+        for history in inputs_of(layer_config):
             history[:] = resolve(list(history))
     for key in ("output_layers", "input_layers"):
         config[key] = _resolve_outputs(config[key], resolve)
@@ -89,7 +109,7 @@ def prune(model: keras.Model, blocks: Iterable[str], name: str | None = None) ->
         if current in needed:
             continue
         needed.add(current)
-        frontier += [h[0] for h in _inputs_of(by_name[current])]
+        frontier += [h[0] for h in inputs_of(by_name[current])]
     config["layers"] = [c for c in config["layers"] if c["name"] in needed]
     config["name"] = name or f"{source.name}_pruned"
     pruned = source.__class__.from_config(config)

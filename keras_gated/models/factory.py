@@ -1,9 +1,6 @@
-"""Building and listing registered models by name (timm's ``create_model`` and
-``list_models``).
+"""Building registered models by name (timm's ``create_model``).
 
     >>> import keras_gated
-    >>> keras_gated.list_models("gresnet[0-9]*")
-    ['gresnet1001', 'gresnet110', 'gresnet164', 'gresnet20', ...]
     >>> model = keras_gated.create_model("gwrn_16_2", classes=100)
     >>> model = keras_gated.create_model("gresnet20.cifar10")   # name.tag = weight id
     >>> fresh = keras_gated.create_model("gresnet20.cifar10", pretrained=False)  # random weights
@@ -11,77 +8,24 @@
     >>> backbone = keras_gated.create_model("gresnet20", features_only=True, out_indices=(1, 2))
 
 A name identifies an architecture (``gresnet20``); a *weight id* ``name.tag`` adds the
-tag of the data its weights were trained on (``gresnet20.cifar10``).
+tag of the data its weights were trained on (``gresnet20.cifar10``). The names and their
+listing are the registry's (``keras_gated.registry``, which imports no Keras); building
+them is here, above the families that register them.
 """
 
 from __future__ import annotations
 
-import fnmatch
-import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from keras_gated.registry.models import get_model_entry, model_names
+import keras
+
+from keras_gated.models.entry_build import build_entry
+from keras_gated.registry.models import get_model_entry
+from keras_gated.registry.names import default_pretrained_tag
 from keras_gated.weights.config import split_weight_id
-from keras_gated.weights.registered import get_pretrained_cfg, list_pretrained, tags_for
+from keras_gated.weights.registered import get_pretrained_cfg
 from keras_gated.weights.resolve import resolve_weights
-
-if TYPE_CHECKING:
-    import keras
-
-
-def _natural_key(name: str):
-    """Sort ``gresnet20`` before ``gresnet110`` (numbers compared as numbers)."""
-    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name)]
-
-
-Patterns = str | Sequence[str] | None
-
-
-def _as_patterns(patterns: Patterns) -> list[str]:
-    """A pattern or a list of them as a list (empty for None)."""
-    if patterns is None:
-        return []
-    return [patterns] if isinstance(patterns, str) else list(patterns)
-
-
-def list_models(
-    filter: Patterns = None,  # noqa: A002 - timm's argument name
-    pretrained: bool = False,
-    exclude_filters: Patterns = None,
-) -> list[str]:
-    """Registered model names matching ``filter`` (all when None), timm-style.
-
-    Args:
-        filter: an fnmatch pattern (``"gresnet*"``) or a list of them: a name matching
-            any of them is kept. Also accepted by position, as before.
-        pretrained: list the weight ids (``name.tag``) of released weights instead.
-        exclude_filters: a pattern or a list of them: names matching any are dropped.
-    """
-    if pretrained:
-        names = list_pretrained()
-    else:
-        names = model_names()
-    include = _as_patterns(filter)
-    if include:
-        names = [n for n in names if any(fnmatch.fnmatch(n, p) for p in include)]
-    exclude = _as_patterns(exclude_filters)
-    names = [n for n in names if not any(fnmatch.fnmatch(n, p) for p in exclude)]
-    return sorted(names, key=_natural_key)
-
-
-
-
-def default_pretrained_tag(arch: str) -> str:
-    """The tag ``pretrained=True`` loads: the first released tag of ``arch``."""
-    tags = tags_for(arch)
-    if not tags:
-        released = ", ".join(list_pretrained()) or "none yet"
-        raise ValueError(
-            f"pretrained=True: no weights are released for {arch!r}. Released weight ids: "
-            f"{released}."
-        )
-    return tags[0]
 
 
 def create_model(
@@ -152,10 +96,6 @@ def create_model(
     resolved = resolve_weights(arch, weights, overlay=pretrained_cfg_overlay)
     if resolved is not None:
         kwargs["weights"] = resolved
-    # The model modules import Keras, and so start a backend: imported when a model is
-    # built, so that listing and reading the registry (``keras-gated list``) start none.
-    from keras_gated.models.entry_build import build_entry
-
     new_head = has_head and (head_pooling != "avg" or drop_rate is not None)
     return build_entry(entry, kwargs, in_chans=in_chans,
                        head=(head_pooling, drop_rate) if new_head else None,
