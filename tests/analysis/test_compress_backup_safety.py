@@ -14,6 +14,7 @@ import pytest
 import keras_gated as kg
 from keras_gated.analysis.compress_training import RunBackup
 from tests.support.hub_fixtures import hf_home, hub  # noqa: F401
+from tests.support.models import compiled_tiny_fc
 SETTINGS = {"source": "gresnetfc2", "seed": 0}
 
 
@@ -25,12 +26,6 @@ def _cli(*argv: str) -> tuple[int, str, str]:
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         code = main(list(argv))
     return code, out.getvalue(), err.getvalue()
-
-
-def _tiny_model() -> keras.Model:
-    model = kg.GResNetFC(2, classes=2)
-    model.compile(optimizer=keras.optimizers.SGD(0.01), loss="sparse_categorical_crossentropy")
-    return model
 
 
 # --- compress --backup-dir ----------------------------------------------------------------
@@ -56,12 +51,12 @@ def test_a_backup_dir_that_is_a_link_is_refused(tmp_path):
 def test_deleting_a_backup_removes_only_what_the_backup_wrote(tmp_path):
     folder = tmp_path / "backup"
     backup = RunBackup(folder, SETTINGS)
-    backup.save("pressure", _tiny_model(), [{"loss": 1.0}])
+    backup.save("pressure", compiled_tiny_fc(), [{"loss": 1.0}])
     (folder / "notes.md").write_text("mine")  # put there by the user while it ran
     backup.delete()
     assert sorted(p.name for p in folder.iterdir()) == ["notes.md"]
     backup = RunBackup(tmp_path / "fresh", SETTINGS)
-    backup.save("finetune", _tiny_model(), [{"loss": 1.0}])
+    backup.save("finetune", compiled_tiny_fc(), [{"loss": 1.0}])
     backup.delete()
     assert not (tmp_path / "fresh").exists()  # nothing else was there: the folder goes too
 

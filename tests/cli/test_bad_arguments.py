@@ -11,19 +11,10 @@ from pathlib import Path
 import pytest
 
 from keras_gated import cli
+from tests.support.helpers import assert_one_clear_sentence, last_line
 
 ROOT = Path(__file__).resolve().parents[2]
 ZOO = ROOT / "zoo"
-
-
-def last_line(capsys) -> str:
-    return capsys.readouterr().err.strip().splitlines()[-1]
-
-
-def assert_one_clear_sentence(line: str, *words: str) -> None:
-    assert "internal error" not in line and "Traceback" not in line, line
-    for word in words:
-        assert word in line, line
 
 
 @pytest.mark.parametrize("argv, flag", [

@@ -9,18 +9,8 @@ import numpy as np
 import pytest
 
 from keras_gated import cli
-from tests.support.helpers import make_image_folder
+from tests.support.helpers import assert_one_clear_sentence, last_line, make_image_folder
 from training import train
-
-
-def last_line(capsys) -> str:
-    return capsys.readouterr().err.strip().splitlines()[-1]
-
-
-def assert_one_clear_sentence(line: str, *words: str) -> None:
-    assert "internal error" not in line and "Traceback" not in line, line
-    for word in words:
-        assert word in line, line
 
 
 # --- data -------------------------------------------------------------------------------------

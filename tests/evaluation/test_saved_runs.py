@@ -6,16 +6,7 @@ from __future__ import annotations
 
 
 from keras_gated import cli
-
-
-def last_line(capsys) -> str:
-    return capsys.readouterr().err.strip().splitlines()[-1]
-
-
-def assert_one_clear_sentence(line: str, *words: str) -> None:
-    assert "internal error" not in line and "Traceback" not in line, line
-    for word in words:
-        assert word in line, line
+from tests.support.helpers import assert_one_clear_sentence, last_line
 
 
 def test_evaluate_takes_a_run_s_keras_file_trained_on_other_input_shapes(finished_run,

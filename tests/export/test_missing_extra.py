@@ -6,16 +6,7 @@ import sys
 
 
 from keras_gated import cli
-
-
-def last_line(capsys) -> str:
-    return capsys.readouterr().err.strip().splitlines()[-1]
-
-
-def assert_one_clear_sentence(line: str, *words: str) -> None:
-    assert "internal error" not in line and "Traceback" not in line, line
-    for word in words:
-        assert word in line, line
+from tests.support.helpers import assert_one_clear_sentence, last_line
 
 
 # --- export -------------------------------------------------------------------------------------

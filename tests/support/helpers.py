@@ -68,3 +68,15 @@ needs_tensorflow = pytest.mark.skipif(
     not tensorflow_installed(),
     reason='needs TensorFlow by nature; not installed here (pip install "keras-gated[tensorflow]")',
 )
+
+
+def last_line(capsys) -> str:
+    """The last line a command printed on stderr (its one-sentence error)."""
+    return capsys.readouterr().err.strip().splitlines()[-1]
+
+
+def assert_one_clear_sentence(line: str, *words: str) -> None:
+    """``line`` is a user-facing error, not a crash, and names each of ``words``."""
+    assert "internal error" not in line and "Traceback" not in line, line
+    for word in words:
+        assert word in line, line

@@ -1,5 +1,7 @@
-"""Shared model choices for tests that sweep the registry."""
+"""Shared model choices: one per constructor for tests that sweep the registry, and the
+tiny compiled net of the backup tests."""
 
+import keras
 import pytest
 
 import keras_gated as kg
@@ -19,3 +21,10 @@ def one_per_constructor() -> list:
         pytest.param(name, marks=pytest.mark.slow) if get_model_entry(name).slow else name
         for name in chosen.values()
     ]
+
+
+def compiled_tiny_fc() -> keras.Model:
+    """A two-block gated FC net, compiled with SGD: enough to save and restore a backup."""
+    model = kg.GResNetFC(2, classes=2)
+    model.compile(optimizer=keras.optimizers.SGD(0.01), loss="sparse_categorical_crossentropy")
+    return model

@@ -7,17 +7,10 @@ import contextlib
 import io
 from pathlib import Path
 
-import keras
 import pytest
 
-import keras_gated as kg
 from tests.support.hub_fixtures import hf_home, hub  # noqa: F401
-
-
-def _tiny_model() -> keras.Model:
-    model = kg.GResNetFC(2, classes=2)
-    model.compile(optimizer=keras.optimizers.SGD(0.01), loss="sparse_categorical_crossentropy")
-    return model
+from tests.support.models import compiled_tiny_fc
 
 
 # --- EpochBackup ----------------------------------------------------------------------------
@@ -31,7 +24,7 @@ def test_epoch_backup_never_writes_or_deletes_through_a_linked_backup_folder(tmp
     run.mkdir()
     (run / "backup").symlink_to(elsewhere)
     callback = EpochBackup(run / "backup")
-    callback.set_model(_tiny_model())
+    callback.set_model(compiled_tiny_fc())
     with pytest.raises(ValueError, match="symbolic link"):
         callback.write(1)
     assert sorted(p.name for p in elsewhere.iterdir()) == ["precious.weights.h5"]
@@ -45,7 +38,7 @@ def test_epoch_backup_removes_only_its_own_older_backups(tmp_path):
     backup.mkdir(parents=True)
     (backup / "mine.weights.h5").write_bytes(b"user file")
     callback = EpochBackup(backup)
-    callback.set_model(_tiny_model())
+    callback.set_model(compiled_tiny_fc())
     callback.write(1)
     callback.write(2)
     assert sorted(p.name for p in backup.iterdir()) == [
