@@ -1,8 +1,8 @@
 """The model registry: every architecture under one lower-case name (timm style).
 
 A family's declaration (``keras_gated.registry.families.declare``) registers its models
-here (one entry per configuration); ``keras_gated.registry.factory`` lists and builds
-them by name. The weights registry (``keras_gated.weights.registered``) is told the
+here (one entry per configuration); ``keras_gated.registry.names`` lists them and
+``keras_gated.models.factory`` builds them by name. The weights registry (``keras_gated.weights.registered``) is told the
 family of every registered name.
 """
 
