@@ -1,4 +1,6 @@
-"""Prune removed blocks: a new, smaller model without them (Residual Gates §4).
+"""Prune removed blocks: a new, smaller model without them (Residual Gates §4). The
+compressed architectures (``keras_gated.models.compressed``) are built with it, and the
+analyses (``keras_gated.analysis``) use it and ``removable_blocks``.
 
 Setting g(k) = 0 makes a block compute its shortcut but still spends its compute. ``prune``
 rebuilds the model's graph with the block replaced by its shortcut input, and drops every
@@ -53,6 +55,8 @@ def _histories(node) -> list:
 
 
 def inputs_of(layer_config: dict) -> list[list]:
+    """The ``keras_history`` entries (layer, node, tensor) a serialized layer is called on,
+    as the lists inside ``layer_config`` (editing one rewires the layer)."""
     return _histories(layer_config.get("inbound_nodes", []))
 
 
