@@ -16,6 +16,9 @@
 #   d. the 100-layer highway runs of the Fig. 1 sweep (queue.sh d, the b_T = -4 follow-up
 #      included) -> reinit.hwfig1.highwayfc100.lr<lr>.e10, reinit.hwfig1b.highwayfc100.bT-4.lr0.01.e10.
 #      16 to 60 CPU-minutes each.
+#   c. the 100-epoch highway nets of seeds_queue.sh c (row 27), seed 0 ->
+#      reinit.hwfig1s.highwayfc10.e100 (under an hour) and reinit.hwfig1s.highwayfc100.e100
+#      (3 to 10 CPU-hours; resumable, its state kept in experiments/in_flight/ while it runs).
 PAPER=highway
 # shellcheck source=../tools/queue.sh
 . "$(dirname "$0")/../tools/queue.sh"
@@ -41,6 +44,13 @@ reinit_pass() {
   # shellcheck disable=SC2086
   run "reinit.hwfig1b.highwayfc100.bT-4.lr0.01.e10" --model highwayfc100 $HIGHWAY --lr 0.01 \
     --model-arg transform_bias=-4
+  # c. The 10- and 100-layer highway nets at 100 epochs.
+  run reinit.hwfig1s.highwayfc10.e100 --model highwayfc10 --recipe highway_mnist_fc --epochs 100 \
+    --lr 0.03 --model-arg transform_bias=-2 --model-arg kernel_initializer=he_normal \
+    --model-arg activation=tanh
+  run reinit.hwfig1s.highwayfc100.e100 --model highwayfc100 --recipe highway_mnist_fc --epochs 100 \
+    --lr 0.01 --model-arg transform_bias=-4 --model-arg kernel_initializer=he_normal \
+    --model-arg activation=tanh
 }
 
 reinit_pass
