@@ -1,8 +1,8 @@
 """Old import paths of keras-gated, answered from the modules that replaced them.
 
 One table, ``MOVED``: an old module name -> the modules its names now live in, searched
-in order; and ``MOVED_NAMES`` for names that left a package that still stands. ``import keras_gated.gates`` (or ``from keras_gated.hub import publish``) still
-works: a finder on ``sys.meta_path`` makes a stand-in module whose attributes are looked
+in order; and ``MOVED_NAMES`` for names that left a package that still stands.
+``import keras_gated.gates`` (or ``from keras_gated.hub import publish``) still works: a finder on ``sys.meta_path`` makes a stand-in module whose attributes are looked
 up in the new modules, with one ``DeprecationWarning`` per old module naming the new place
 (as timm's table of deprecated model names does for names). No file stands at an old
 path. An old package (``keras_gated.pretrained``) stands in as a package, so that its old
@@ -64,13 +64,16 @@ MOVED_NAMES: dict[str, dict[str, str]] = {
 
 def moved_name(package: str, name: str) -> object:
     """``package.name`` of ``MOVED_NAMES``, taken from its new module with one
-    DeprecationWarning; an AttributeError for any other name."""
+    DeprecationWarning (then kept on the package, as an old module's stand-in warns once);
+    an AttributeError for any other name."""
     new = MOVED_NAMES.get(package, {}).get(name)
     if new is None:
         raise AttributeError(f"module {package!r} has no attribute {name!r}")
     warnings.warn(f"{package}.{name} is deprecated: import it from {new}.", DeprecationWarning,
                   stacklevel=3)
-    return getattr(importlib.import_module(new), name)
+    value = getattr(importlib.import_module(new), name)
+    setattr(sys.modules[package], name, value)
+    return value
 
 
 def _public(module: ModuleType) -> list[str]:

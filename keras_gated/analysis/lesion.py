@@ -22,7 +22,7 @@ import keras
 import numpy as np
 
 from keras_gated.analysis.removal import _Removed, accuracy
-from keras_gated.models.prune import inputs_of, as_gated, removable_blocks
+from keras_gated.models.prune import as_gated, inputs_of, removable_blocks
 from keras_gated.gating import residual_gate_of, gated_blocks
 from keras_gated.layers.block import Block, block_stages, stage_label
 from keras_gated.layers.highway import Highway

@@ -2,7 +2,8 @@
 
 Asking for them raises ``PlannedWeightsError`` with the exact training command, the
 recipe's name and epochs (``keras-gated info WEIGHT_ID`` describes the recipe: the recipes
-live with training, which this package never imports), the paper's number to expect, a GPU-hours figure computed from the model's
+live with training, which this package never imports), the paper's number to expect, a
+GPU-hours figure computed from the model's
 counted MACs (labelled as an estimate) and the released weights of the same family. No
 random or borrowed weight file stands in.
 """
