@@ -22,6 +22,7 @@ from types import ModuleType
 MOVED: dict[str, tuple[str, ...]] = {
     "keras_gated.class_names": ("keras_gated.datasets",),
     "keras_gated.cli_names": ("keras_gated.cli.arguments",),
+    "keras_gated.analysis.compress_training": ("keras_gated.training.phases",),
     "keras_gated.analysis.gate_log": ("keras_gated.training.callbacks",),
     "keras_gated.analysis.prune": ("keras_gated.models.prune",),
     "keras_gated.fast_path": ("keras_gated.models.fast_path_model",),

@@ -37,15 +37,10 @@ from typing import Any
 import keras
 import numpy as np
 
-from keras_gated.analysis.compress_training import (
-    RunBackup,
-    data_digest,
-    train_epochs,
-    weights_digest,
-)
 from keras_gated.flops import count_macs
 from keras_gated.gating import gated_blocks, residual_gate_of
 from keras_gated.models.prune import prune, removable_blocks
+from keras_gated.training.phases import PhaseBackup, data_digest, train_phase, weights_digest
 
 BASELINES = ("lowest", "random", "scratch")
 METHOD = "pressure"
@@ -178,14 +173,14 @@ def _copy(model: keras.Model) -> keras.Model:
 def apply_pressure(model: keras.Model, data, blocks: Sequence[str], *, strength: float,
                    epochs: int, **fit_args: Any) -> list[dict]:
     """Train ``model`` in place under ``GatePressure(strength)`` on the gates of ``blocks``
-    at a constant learning rate (``train_epochs``' arguments in ``fit_args``); the penalty
+    at a constant learning rate (``train_phase``' arguments in ``fit_args``); the penalty
     is taken off afterwards (nothing of it is saved with the model)."""
     layers = gated_blocks(model)
     gates = [residual_gate_of(layers[name]) for name in blocks]
     for gate in gates:
         gate.k.regularizer = GatePressure(strength, gate.gate)
     try:
-        return train_epochs(model, data, epochs=epochs, schedule="constant", phase="pressure",
+        return train_phase(model, data, epochs=epochs, schedule="constant", phase="pressure",
                             **fit_args)
     finally:
         for gate in gates:
@@ -423,14 +418,14 @@ def compress(
     candidates = compressible_blocks(model)
     if not candidates:
         raise ValueError(not_compressible(model))
-    backup = RunBackup(backup_dir, run.backup_settings(model, data, backup_dir is not None))
+    backup = PhaseBackup(backup_dir, run.backup_settings(model, data, backup_dir is not None))
     keras.utils.set_random_seed(seed)
     fit_args = dict(batch_size=batch_size, augment=augment, seed=seed, verbose=verbose,
                     backup=backup)
     work = _copy(model)
     choice = _press_and_choose(work, data, candidates, run, fit_args)
     smaller, before_finetune = _close_and_prune(work, choice.removed, model, run)
-    choice.history["finetune"] = train_epochs(
+    choice.history["finetune"] = train_phase(
         smaller, data, epochs=run.finetune_epochs, learning_rate=run.learning_rate,
         schedule="cosine", phase="finetune", **fit_args)
     record = _record(run, model, smaller, candidates, choice)

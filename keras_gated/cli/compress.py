@@ -14,13 +14,13 @@ import keras
 
 from keras_gated import datasets  # the module: its functions looked up when called
 from keras_gated.analysis.compress_report import write_compressed
-from keras_gated.analysis.compress_training import check_backup_folder, remove_backup
 from keras_gated.analysis.report import load_examples
 from keras_gated.cli.arguments import source_weights
 from keras_gated.evaluation import data_classes, weights_classes
 from keras_gated.files import new_output_folder
 from keras_gated.models import factory  # the module: create_model looked up when called
 from keras_gated.progress import keras_verbose, on_stderr
+from keras_gated.training.phases import check_backup_folder, remove_backup
 
 # The module, whose functions are looked up when called (``keras_gated.analysis.compress``
 # as an attribute is the package's ``compress`` function, not this module).

@@ -1,5 +1,5 @@
-"""The resumable fit-and-evaluate loop shared by ``training.train`` and
-``training.finetune``: Keras ``fit`` with crash-safe backups, exactly-once logs, best and
+"""The resumable fit-and-evaluate loop of the library, shared by ``training.train``,
+``training.finetune`` and compression's phases (``keras_gated.training.phases``): Keras ``fit`` with crash-safe backups, exactly-once logs, best and
 last checkpoints (each written whole or not at all), TensorBoard (where TensorFlow is
 installed), NaN stop, then ``metrics.json``."""
 
@@ -12,6 +12,7 @@ import os
 import platform
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import keras
@@ -103,12 +104,15 @@ class TimeLimitReached(Exception):
 
 def fit_resumable(model: keras.Model, train, test, *, epochs: int, out: Path, verbose: int,
                   prefix: str = "[train]", scope=None, time_limit_s: float | None = None,
-                  shard_mb: int | None = None) -> bool:
+                  shard_mb: int | None = None, checkpoints: bool = True,
+                  on_nan: Callable[[StopOnNaN, Path, str], None] | None = None) -> bool:
     """Fit ``model`` (compiled) for ``epochs``, resuming from ``out/backup``.
 
     ``scope``: the distribution strategy's scope, in which the optimizer state of a
-    resumed run is created. Returns False when the loss went NaN (after printing what to
-    do), True otherwise.
+    resumed run is created. Returns False when the loss went NaN (after ``on_nan``,
+    by default ``report_nan``: one sentence on what to do), True otherwise.
+    ``checkpoints``: write ``last.keras``, ``best.keras`` and TensorBoard's logs too
+    (False: the backup and the CSV logs alone, for a phase of a longer run).
 
     ``time_limit_s``: stop after the step that would otherwise run past this many seconds
     from now (a backup's time kept free), write a backup of that step (weights, optimizer
@@ -137,7 +141,7 @@ def fit_resumable(model: keras.Model, train, test, *, epochs: int, out: Path, ve
     nan_guard = StopOnNaN()
     time_limit = TimeLimit(deadline) if deadline is not None else None
     backup = EpochBackup(out / "backup", nan_guard, shard_mb=shard_mb, time_limit=time_limit)
-    callbacks = run_callbacks(model, out, nan_guard, backup, clock, time_limit)
+    callbacks = run_callbacks(model, out, nan_guard, backup, clock, time_limit, checkpoints)
     if isinstance(train, NumpyBatches):  # the batches of the epoch resumed at
         train.set_epoch(initial_epoch, start_step)
         callbacks.insert(0, DataEpoch(train, initial_epoch, start_step))
@@ -168,13 +172,13 @@ def fit_resumable(model: keras.Model, train, test, *, epochs: int, out: Path, ve
         stop_at_time_limit(time_limit, backup, clock, train, initial_epoch, start_step,
                            logs_before, f"{prefix} time limit")
     clock.save()
-    if nan_guard.nan_at is None and not (out / "last.keras").exists():
+    if checkpoints and nan_guard.nan_at is None and not (out / "last.keras").exists():
         # Every epoch was already done (the run resumed from the backup of its last epoch,
         # e.g. on a machine that has the committed resume state but not the ignored
         # ``*.keras`` files): the final model is the restored one.
         save_model_atomic(model, out / "last.keras")
     if nan_guard.nan_at is not None:
-        report_nan(nan_guard, out, prefix)
+        (on_nan or report_nan)(nan_guard, out, prefix)
         return False
     return True
 
@@ -199,28 +203,33 @@ def stop_at_time_limit(time_limit: TimeLimit, backup: EpochBackup, clock: WallCl
 
 
 def run_callbacks(model: keras.Model, out: Path, nan_guard: StopOnNaN, backup: EpochBackup,
-                  clock: WallClock, time_limit: TimeLimit | None) -> list:
+                  clock: WallClock, time_limit: TimeLimit | None, checkpoints: bool = True) -> list:
     """The callbacks of a run, in the order they must run at an epoch's end: NaN watch
     (then the time limit), the CSV row, the backup, the wall clock, last and best
-    checkpoints, the gates' log, TensorBoard (where TensorFlow is installed)."""
+    checkpoints, the gates' log, TensorBoard (where TensorFlow is installed); without
+    ``checkpoints``, neither the checkpoints nor TensorBoard."""
     log_path = out / "log.csv"
     callbacks = [
         nan_guard,
         keras.callbacks.CSVLogger(str(log_path), append=True),
         backup,
         keras.callbacks.LambdaCallback(on_epoch_end=lambda epoch, logs: clock.save()),
-        AtomicModelCheckpoint(out / "last.keras"),
-        AtomicModelCheckpoint(
-            out / "best.keras", monitor="val_accuracy", mode="max", save_best_only=True,
-            initial_value_threshold=best_logged(log_path, "val_accuracy"),
-        ),
     ]
-    if tensorboard_available():
+    if checkpoints:
+        callbacks += [
+            AtomicModelCheckpoint(out / "last.keras"),
+            AtomicModelCheckpoint(
+                out / "best.keras", monitor="val_accuracy", mode="max", save_best_only=True,
+                initial_value_threshold=best_logged(log_path, "val_accuracy"),
+            ),
+        ]
+    tensorboard = checkpoints and tensorboard_available()
+    if tensorboard:
         callbacks.append(keras.callbacks.TensorBoard(out / "tensorboard"))
     if gate_variables(model):
         # After the CSV logger (log.csv keeps its columns), before TensorBoard (which then
         # plots every k): one row per gate and epoch in gates.csv.
-        callbacks.insert(len(callbacks) - 1 if tensorboard_available() else len(callbacks),
+        callbacks.insert(len(callbacks) - 1 if tensorboard else len(callbacks),
                          GateLogger(out / GATES_FILE))
     if time_limit is not None:
         callbacks.insert(1, time_limit)

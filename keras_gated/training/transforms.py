@@ -1,10 +1,11 @@
 """The input pipeline, described once: what happens to a split's images between the
 data set and ``model.fit``. One ``Transforms`` (``Transforms.from_recipe``) is run by the
 numpy engine (``keras_gated.training.numpy_engine``, with this module's ``augment_batch``),
-by the ``tf.data`` engine (``keras_gated.training.tf_epochs`` and ``tf_augment``), by the
-GPU lease's compiled JAX step (``training/lease/device_step.py``) and by
-``keras_gated.analysis.compress``; none adds a step of its own. Each draws its random
-crops and flips in its own framework, from the same distribution.
+by the ``tf.data`` engine (``keras_gated.training.tf_epochs`` and ``tf_augment``) and by the
+GPU lease's compiled JAX step (``training/lease/device_step.py``); compression's phases
+(``keras_gated.training.phases``) train through the numpy engine. None adds a step of its
+own. Each draws its random crops and flips in its own framework, from the same
+distribution.
 
 In order, for a training split:
 

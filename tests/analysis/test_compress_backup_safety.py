@@ -9,10 +9,11 @@ import io
 from pathlib import Path
 
 import keras
+import numpy as np
 import pytest
 
 import keras_gated as kg
-from keras_gated.analysis.compress_training import RunBackup
+from keras_gated.training.phases import PhaseBackup, train_phase
 from tests.support.hub_fixtures import hf_home, hub  # noqa: F401
 from tests.support.models import compiled_tiny_fc
 SETTINGS = {"source": "gresnetfc2", "seed": 0}
@@ -28,13 +29,20 @@ def _cli(*argv: str) -> tuple[int, str, str]:
     return code, out.getvalue(), err.getvalue()
 
 
+def _one_epoch(backup: PhaseBackup, phase: str) -> None:
+    """One epoch of a tiny gated net in ``phase`` of ``backup``: the files a phase writes."""
+    x = np.random.default_rng(0).uniform(0, 255, (8, 28, 28, 1)).astype("float32")
+    train_phase(compiled_tiny_fc(), (x, np.arange(8) % 2), epochs=1, batch_size=8,
+                learning_rate=0.01, backup=backup, phase=phase)
+
+
 # --- compress --backup-dir ----------------------------------------------------------------
 def test_a_backup_dir_holding_other_files_is_refused_and_left_whole(tmp_path):
     folder = tmp_path / "thesis"
     folder.mkdir()
     (folder / "thesis.tex").write_text("\\chapter{Results}")
     with pytest.raises(ValueError, match="not a compress backup"):
-        RunBackup(folder, SETTINGS)
+        PhaseBackup(folder, SETTINGS)
     assert (folder / "thesis.tex").read_text() == "\\chapter{Results}"
     assert sorted(p.name for p in folder.iterdir()) == ["thesis.tex"]
 
@@ -44,19 +52,21 @@ def test_a_backup_dir_that_is_a_link_is_refused(tmp_path):
     target.mkdir()
     (tmp_path / "link").symlink_to(target)
     with pytest.raises(ValueError, match="symbolic link"):
-        RunBackup(tmp_path / "link", SETTINGS)
+        PhaseBackup(tmp_path / "link", SETTINGS)
     assert list(target.iterdir()) == []
 
 
 def test_deleting_a_backup_removes_only_what_the_backup_wrote(tmp_path):
     folder = tmp_path / "backup"
-    backup = RunBackup(folder, SETTINGS)
-    backup.save("pressure", compiled_tiny_fc(), [{"loss": 1.0}])
+    backup = PhaseBackup(folder, SETTINGS)
+    _one_epoch(backup, "pressure")
     (folder / "notes.md").write_text("mine")  # put there by the user while it ran
+    (folder / "pressure" / "backup" / "plot.png").write_bytes(b"mine too")
     backup.delete()
-    assert sorted(p.name for p in folder.iterdir()) == ["notes.md"]
-    backup = RunBackup(tmp_path / "fresh", SETTINGS)
-    backup.save("finetune", compiled_tiny_fc(), [{"loss": 1.0}])
+    assert sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()) == [
+        "notes.md", "pressure/backup/plot.png"]
+    backup = PhaseBackup(tmp_path / "fresh", SETTINGS)
+    _one_epoch(backup, "finetune")
     backup.delete()
     assert not (tmp_path / "fresh").exists()  # nothing else was there: the folder goes too
 
@@ -73,7 +83,7 @@ def test_compress_cli_refuses_a_non_empty_backup_dir_before_training(tmp_path, m
     from tests.support.helpers import make_image_folder
 
     data = make_image_folder(tmp_path / "tiny", per_class=(8, 4))
-    monkeypatch.setattr(compress_module, "train_epochs",
+    monkeypatch.setattr(compress_module, "train_phase",
                         lambda *a, **k: pytest.fail("trained with a foreign --backup-dir"))
     code, _, err = _cli("compress", "gresnetfc2", "--weights", str(source), "--dataset",
                         str(data), "--blocks", "1", "--epochs", "1", "--out",

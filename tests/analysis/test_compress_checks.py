@@ -75,7 +75,7 @@ def test_a_diverging_compress_stops_in_one_sentence_and_backs_up_no_nan(tmp_path
     with pytest.raises(ValueError, match="diverged in epoch 1 of the pressure phase"):
         compress(kg.GResNetFC(6, classes=3), _fc_data(), blocks=1, epochs=1, pressure_epochs=2,
                  learning_rate=1e30, batch_size=8, backup_dir=backup)
-    assert not list(backup.glob("*.weights.h5"))  # no backup of a diverged net
+    assert not list(backup.rglob("*.weights.h5"))  # no backup of a diverged net
 
 
 # --- every command that scores checks the weights against the data -------------------------

@@ -18,6 +18,7 @@ from keras_gated._moved import MOVED, MOVED_NAMES
 ROOT = Path(__file__).resolve().parents[2]
 # One name per old module and the new module that defines it.
 SAMPLES = {
+    "keras_gated.analysis.compress_training": ("data_digest", "keras_gated.training.phases"),
     "keras_gated.analysis.gate_log": ("GateLogger", "keras_gated.training.callbacks"),
     "keras_gated.analysis.prune": ("prune", "keras_gated.models.prune"),
     "keras_gated.class_names": ("CLASS_NAMES", "keras_gated.datasets"),

@@ -264,9 +264,10 @@ def test_what_a_run_needs_to_resume_can_be_committed_in_flight(tmp_path):
     if shutil.which("git") is None or not (ROOT / ".git").exists():
         pytest.skip("not a git checkout")
     import keras
+    import numpy as np
 
-    from keras_gated.analysis.compress_training import RunBackup
     from keras_gated.training.callbacks import EpochBackup
+    from keras_gated.training.phases import PhaseBackup, train_phase
 
     model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(2)])
     model.compile(optimizer="sgd", loss="mse")
@@ -274,17 +275,21 @@ def test_what_a_run_needs_to_resume_can_be_committed_in_flight(tmp_path):
     training = EpochBackup(tmp_path / "train" / "backup")
     training.set_model(model)
     training.write(2)
-    compress = RunBackup(tmp_path / "compress" / "backup", {"macs": 0.5})
-    compress.save("pressure", model, [{"loss": 1.0}])
+    compress = PhaseBackup(tmp_path / "compress" / "backup", {"macs": 0.5})
+    classifier = keras.Sequential([keras.Input((3,)), keras.layers.Dense(2, name="predictions")])
+    train_phase(classifier, (np.ones((4, 3)), np.zeros(4)), epochs=1, batch_size=4,
+                learning_rate=0.01, backup=compress, phase="pressure")
     written = sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*") if p.is_file())
-    assert "train/backup/latest.json" in written and "compress/backup/pressure-0001.weights.h5" in written
+    assert "train/backup/latest.json" in written
+    assert "compress/backup/pressure/backup/epoch-0001.weights.h5" in written
+    assert "compress/backup/pressure/log.csv" in written
     run = "experiments/in_flight/residual_gates/rgtable.plainnet2.e20.t1.s9"
     wanted = [f"{run}/{name}" for name in written]
     wanted += [f"{run}/{name}" for name in ("fingerprint.json", "log.csv", "run_state.json",
                                              "gates.csv", "compress.log")]
     wanted.append("experiments/in_flight/residual_gates/logs/rgtable.plainnet2.e20.t1.s9.log")
     never = [f"{run}/{name}" for name in ("backup/partial/epoch-0003.weights.h5",
-                                          "backup/finetune.partial.weights.h5", "last.keras",
+                                          "backup/finetune/backup/partial/epoch-0001.weights.h5", "last.keras",
                                           "model.weights.h5", "out/model.weights.h5",
                                           "out/compression.json")]
     never.append("experiments/in_flight/residual_gates/logs/queue.lock")

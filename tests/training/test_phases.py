@@ -1,0 +1,113 @@
+"""keras_gated.training.phases: a phase runs through the library's resumable loop (its
+backups and its exactly-once log, one folder per phase), its batches are drawn from the
+seed and the epoch alone, a stopped phase resumes where it stopped, and the backup folder
+refuses other settings and an earlier layout."""
+
+import json
+
+import keras
+import numpy as np
+import pytest
+
+from keras_gated.training.phases import PhaseBackup, phase_batches, train_phase
+
+
+def _data(n=32, shape=(8, 8, 3), seed=0):
+    rng = np.random.default_rng(seed)
+    return rng.uniform(0, 255, (n, *shape)).astype("float32"), rng.integers(0, 3, n)
+
+
+def _model(seed: int) -> keras.Model:
+    keras.utils.set_random_seed(seed)
+    return keras.Sequential([keras.Input((8, 8, 3)), keras.layers.Rescaling(1 / 255),
+                             keras.layers.Flatten(), keras.layers.Dense(3, name="predictions")])
+
+
+def _epoch(batches, epoch):
+    batches.set_epoch(epoch)
+    xs, ys = zip(*(batches[i] for i in range(len(batches))))
+    return np.concatenate(xs), np.concatenate(ys)
+
+
+def test_each_epochs_batches_are_drawn_from_the_seed_and_epoch_alone():
+    x, y = _data(n=64)
+    args = dict(batch_size=16, augment=True, seed=1)
+    first, again = _epoch(phase_batches((x, y), **args), 3), _epoch(phase_batches((x, y), **args), 3)
+    np.testing.assert_array_equal(first[0], again[0])
+    np.testing.assert_array_equal(first[1], again[1])
+    other = _epoch(phase_batches((x, y), **args), 4)
+    assert not np.array_equal(first[0], other[0])  # a new order and new crops each epoch
+    assert first[0].shape == x.shape and sorted(first[1]) == sorted(y)
+    assert np.isclose(first[0].mean(), x.mean(), rtol=0.05)  # moved pixels, not new ones
+    plain = _epoch(phase_batches((x, y), batch_size=16, augment=False, seed=1), 3)
+    np.testing.assert_array_equal(plain[1], first[1])  # the same order
+    assert not np.array_equal(plain[0], first[0])  # flipped and shifted
+    order = [np.flatnonzero((x == image).all(axis=(1, 2, 3)))[0] for image in plain[0]]
+    np.testing.assert_array_equal(y[order], plain[1])  # unaugmented: the examples themselves
+
+
+def test_a_phase_writes_the_loops_backup_and_log_in_its_own_folder(tmp_path):
+    backup = PhaseBackup(tmp_path, {"macs": 0.5})
+    rows = train_phase(_model(0), _data(), epochs=2, batch_size=16, learning_rate=0.01,
+                       backup=backup, phase="pressure")
+    assert [sorted(r) for r in rows] == [["accuracy", "loss"]] * 2
+    assert json.loads((tmp_path / "pressure" / "backup" / "latest.json").read_text()) == {
+        "epoch": 2, "weights": "epoch-0002.weights.h5"}
+    written = sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*") if p.is_file())
+    assert written == ["pressure/backup/epoch-0002.weights.h5", "pressure/backup/latest.json",
+                       "pressure/log.csv", "pressure/run_state.json", "settings.json"]
+    backup.delete()
+    assert not tmp_path.exists()
+
+
+def test_a_stopped_phase_resumes_at_its_epoch_and_ends_as_an_unstopped_one(tmp_path, monkeypatch):
+    args = dict(epochs=3, batch_size=8, learning_rate=0.05, schedule="cosine", augment=True,
+                seed=2, phase="finetune")
+    whole_model = _model(0)
+    whole = train_phase(whole_model, _data(), **args)
+
+    class StopInTheThirdEpoch(keras.callbacks.Callback):
+        def on_epoch_begin(self, epoch, logs=None):
+            if epoch == 2:
+                raise KeyboardInterrupt
+
+    fit = keras.Model.fit
+    monkeypatch.setattr(keras.Model, "fit", lambda self, *a, callbacks=(), **k: fit(
+        self, *a, callbacks=[*callbacks, StopInTheThirdEpoch()], **k))
+    stopped = _model(0)
+    with pytest.raises(KeyboardInterrupt):
+        train_phase(stopped, _data(), backup=PhaseBackup(tmp_path, {}), **args)
+    assert json.loads((tmp_path / "finetune" / "backup" / "latest.json").read_text())["epoch"] == 2
+    monkeypatch.setattr(keras.Model, "fit", fit)
+    resumed_model = _model(5)  # other initial weights: the backup's are loaded
+    resumed = train_phase(resumed_model, _data(), backup=PhaseBackup(tmp_path, {}), **args)
+    assert len(resumed) == 3
+    for got, want in zip(resumed, whole):
+        assert got == pytest.approx(want, rel=1e-5)
+    for a, b in zip(resumed_model.get_weights(), whole_model.get_weights()):
+        np.testing.assert_allclose(a, b, atol=1e-6, rtol=1e-6)
+
+
+def test_other_settings_are_refused(tmp_path):
+    PhaseBackup(tmp_path, {"macs": 0.5})
+    assert json.loads((tmp_path / "settings.json").read_text()) == {"macs": 0.5}
+    with pytest.raises(ValueError, match=r"other settings \(macs\)"):
+        PhaseBackup(tmp_path, {"macs": 0.35})
+
+
+def test_a_backup_of_the_earlier_one_folder_layout_is_refused_and_kept(tmp_path):
+    PhaseBackup(tmp_path, {"macs": 0.5})
+    (tmp_path / "pressure.json").write_text(json.dumps({"epochs": [{"loss": 1.0}]}))
+    (tmp_path / "pressure-0001.weights.h5").write_bytes(b"weights")
+    with pytest.raises(ValueError, match="earlier keras-gated.*new backup folder"):
+        PhaseBackup(tmp_path, {"macs": 0.5})
+    assert (tmp_path / "pressure-0001.weights.h5").read_bytes() == b"weights"
+
+
+def test_a_phase_folder_holding_other_files_is_not_taken_for_a_backup(tmp_path):
+    (tmp_path / "pressure").mkdir()
+    (tmp_path / "pressure" / "notes.md").write_text("mine")
+    with pytest.raises(ValueError, match=r"not a compress backup's \(e.g. pressure\)"):
+        PhaseBackup(tmp_path, {})
+    assert (tmp_path / "pressure" / "notes.md").read_text() == "mine"
+
