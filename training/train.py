@@ -281,27 +281,6 @@ def set_precision(precision: str) -> None:
     keras.mixed_precision.set_global_policy(precision)
 
 
-def compiled_model(entry, recipe, kwargs: dict, steps_per_epoch: int):
-    """``(model, decayed)``: the registry entry's model built with ``kwargs``, the recipe's
-    weight decay attached (``decayed`` variables) and compiled with its optimiser. A whole
-    run (data, model, stream) is built by ``keras_gated.training.build.build_run``."""
-    from keras_gated.training.optimizers import apply_weight_decay, make_optimizer  # imports Keras: after run_main set the backend
-
-    model = entry.build(**kwargs)
-    decayed = apply_weight_decay(model, recipe)
-    model.compile(optimizer=make_optimizer(recipe, steps_per_epoch),
-                  loss="sparse_categorical_crossentropy", metrics=["accuracy"])
-    return model, decayed
-
-
-def training_stream(train_ds, recipe, num_examples: int, seed: int, model):
-    """The recipe's augmented, shuffled training batches (``seed``) for ``model``."""
-    from keras_gated.training.pipeline import make_pipeline, normalisation_mean  # imports Keras: after run_main set the backend
-
-    return make_pipeline(train_ds, recipe, training=True, batch_size=recipe.batch_size,
-                         num_examples=num_examples, seed=seed, pad_fill=normalisation_mean(model))
-
-
 def run_settings(args: argparse.Namespace) -> RunSettings:
     """The run the command line asks for."""
     from keras_gated.training.pipeline import engine_for  # imports Keras: after run_main set the backend

@@ -168,6 +168,7 @@ def build_run(settings: RunSettings, *, make_model: Callable[[Any], Any] | None 
     # before they choose the backend, which must be set before Keras is imported.
     import keras
 
+    from keras_gated.training.losses import recipe_loss
     from keras_gated.training.optimizers import apply_weight_decay, make_optimizer
     from keras_gated.training.pipeline import (
         adapt_source, load_split, make_pipeline, normalisation_mean, random_subset,
@@ -199,7 +200,7 @@ def build_run(settings: RunSettings, *, make_model: Callable[[Any], Any] | None 
         model = make_model(train_info)
         decayed = apply_weight_decay(model, recipe)
         model.compile(optimizer=make_optimizer(recipe, steps_per_epoch),
-                      loss="sparse_categorical_crossentropy", metrics=["accuracy"])
+                      loss=recipe_loss(recipe), metrics=["accuracy"])
     input_shape = tuple(model.inputs[0].shape[1:])
     adapted = tuple(train_info.image_shape) != input_shape
     if adapted:

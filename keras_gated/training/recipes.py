@@ -47,6 +47,7 @@ class Recipe:
     flip: bool = False  # random horizontal flips
     dropout: float | None = None  # passed to models that take `dropout`
     gradient_clip_norm: float | None = None  # rescale the gradient to this global L2 norm at most
+    label_smoothing: float = 0.0  # ε of the cross-entropy's targets (keras_gated.training.losses)
     notes: str = ""
 
     def with_epochs(self, epochs: int | None) -> "Recipe":
@@ -86,6 +87,8 @@ class Recipe:
             f"pad {self.pad} ({self.pad_mode}) + random crop" if self.pad else "no crop"
         ) + (", horizontal flip" if self.flip else "")
         extra = f", dropout {self.dropout}" if self.dropout else ""
+        if self.label_smoothing:
+            extra += f", label smoothing {self.label_smoothing}"
         if self.gradient_clip_norm is not None:
             extra += f", gradient clipped to global norm {self.gradient_clip_norm}"
         return (
@@ -206,6 +209,17 @@ WRN_CIFAR_BUDGET = _add(replace(
     "the first 5 % of the steps and falling linearly to 0 at the last one, so that a run sized "
     "to the time it has (`--epochs`, or the lease's deadline) ends annealed. An engineering "
     "choice for a budget, not a paper setting.",
+))
+
+WRN_CIFAR_BUDGET_LS = _add(replace(
+    WRN_CIFAR_BUDGET,
+    name="wrn_cifar_budget_ls",
+    table="Residual Gates §3.2 (Wide ResNets) on a fixed budget of steps, label smoothing "
+    "(no paper table)",
+    label_smoothing=0.1,
+    notes="wrn_cifar_budget with the cross-entropy's targets smoothed by ε = 0.1 (Szegedy et "
+    "al. 2016): a candidate against the overfitting of a net that ends its budget at 100 % "
+    "training accuracy. An engineering choice for a budget, not a paper setting.",
 ))
 
 WRN_CIFAR_KDECAY = _add(replace(

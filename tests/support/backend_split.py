@@ -24,6 +24,7 @@ EVERY_BACKEND_PATHS = (
     "tests/training/test_finetune.py",
     "tests/training/lease/test_lease.py",
     "tests/training/test_loop.py",
+    "tests/training/test_losses.py",
     "tests/training/test_nan_watch.py",
     "tests/training/test_time_limit.py",
     "tests/training/test_train_cli.py",

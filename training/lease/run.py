@@ -223,7 +223,7 @@ class LeaseRun:
         self.state = initial_state(self.model, optimizer)
         self.step = make_train_step(
             self.model, optimizer, decayed=decayed_variables(self.model, recipe),
-            weight_decay=recipe.weight_decay,
+            weight_decay=recipe.weight_decay, label_smoothing=recipe.label_smoothing,
             transforms=lease_transforms(recipe, self.model, self.batch, args.seed),
             learning_rate=learning_rate_fn(recipe),
         )

@@ -169,19 +169,23 @@ def test_the_travel_summary_groups_by_folder_and_totals():
 
 # -- the compiled step ---------------------------------------------------------------------
 @jax_only
-def test_the_compiled_step_gives_the_weights_fit_gives_on_the_same_batches():
-    """Same model, same batches (no augmentation, no dropout), SGD with momentum and the
-    recipe's L2(λ/2) weight decay: three steps of the stateless compiled step against
-    three steps of ``fit``."""
+@pytest.mark.parametrize("label_smoothing", [0.0, 0.1])
+def test_the_compiled_step_gives_the_weights_fit_gives_on_the_same_batches(label_smoothing):
+    """Same model, same batches (no augmentation, no dropout), SGD with momentum, the
+    recipe's L2(λ/2) weight decay and its loss (label-smoothed or not): three steps of the
+    stateless compiled step against three steps of ``fit``."""
+    import dataclasses
+
     import jax
     import jax.numpy as jnp
 
     import keras_gated as kg
+    from keras_gated.training.losses import recipe_loss
     from keras_gated.training.recipes import get_recipe
     from training.lease.device_step import initial_state, make_train_step
     from keras_gated.training.optimizers import apply_weight_decay, decayed_variables
 
-    recipe = get_recipe("wrn_cifar_budget")
+    recipe = dataclasses.replace(get_recipe("wrn_cifar_budget"), label_smoothing=label_smoothing)
     rng = np.random.default_rng(0)
     images = rng.integers(0, 256, (24, 32, 32, 3), np.uint8)
     labels = rng.integers(0, 10, (24,)).astype(np.int32)
@@ -193,14 +197,14 @@ def test_the_compiled_step_gives_the_weights_fit_gives_on_the_same_batches():
     reference = fresh()
     apply_weight_decay(reference, recipe)
     reference.compile(optimizer=keras.optimizers.SGD(0.05, momentum=0.9, nesterov=True),
-                      loss="sparse_categorical_crossentropy")
+                      loss=recipe_loss(recipe))
     reference.fit(images.astype(np.float32), labels, batch_size=8, epochs=1, shuffle=False, verbose=0)
 
     model = fresh()
     optimizer = keras.optimizers.SGD(0.05, momentum=0.9, nesterov=True)
     state = initial_state(model, optimizer)
     step = make_train_step(model, optimizer, decayed=decayed_variables(model, recipe),
-                           weight_decay=recipe.weight_decay)
+                           weight_decay=recipe.weight_decay, label_smoothing=recipe.label_smoothing)
     for i in range(3):
         state = step(state, jnp.asarray(images), jnp.asarray(labels), jnp.arange(8 * i, 8 * i + 8),
                      jax.random.PRNGKey(0))
