@@ -55,7 +55,10 @@ def test_no_run_state_is_tracked():
     assert sum(map(size, in_flight)) <= MAX_IN_FLIGHT
 
 
-IN_FLIGHT_BACKUP = re.compile(r"^experiments/in_flight/(?P<paper>[^/]+)/(?P<run>[^/]+)/backup/[^/]+$")
+# A run's backup: a training run's backup/<file>, a compress run's backup/settings.json
+# and each phase's backup/<phase>/backup/<file> (keras_gated.training.phases).
+IN_FLIGHT_BACKUP = re.compile(
+    r"^experiments/in_flight/(?P<paper>[^/]+)/(?P<run>[^/]+)/backup/(?:[a-z]+/backup/)?[^/]+$")
 
 
 def ended_runs_with_a_backup(files: list[str]) -> list[str]:
@@ -80,20 +83,18 @@ def ended_runs_with_a_backup(files: list[str]) -> list[str]:
 
 def unresumable_backups(files: list[str], read) -> list[str]:
     """The tracked backup records of in-flight runs that name a weights file git does not
-    track: a training run's ``backup/latest.json`` and a compress run's
-    ``backup/<phase>.json`` (``weights``, or ``<phase>.weights.h5`` for older records).
-    ``read(name)`` gives a tracked file's text."""
+    track: a training run's ``backup/latest.json`` and each phase's
+    ``backup/<phase>/backup/latest.json`` of a compress run. ``read(name)`` gives a
+    tracked file's text."""
     tracked = set(files)
     broken = []
     for name in files:
         match = IN_FLIGHT_BACKUP.match(name)
-        if not match or not name.endswith(".json") or name.endswith(("/settings.json", ".weights.json")):
+        if not match or not name.endswith("/latest.json"):
             continue
         record = json.loads(read(name))
-        folder, file = name.rsplit("/", 1)
-        phase = file.removesuffix(".json")
-        weights = record.get("weights") or f"{phase}.weights.h5"
-        if f"{folder}/{weights}" not in tracked:
+        folder = name.rsplit("/", 1)[0]
+        if f"{folder}/{record['weights']}" not in tracked:
             broken.append(name)
     return broken
 
@@ -116,12 +117,14 @@ def test_the_resume_check_finds_a_pointer_to_a_missing_file():
     run = "experiments/in_flight/highway/hwfig1s.highwayfc50.s2.e10/backup"
     texts = {f"{run}/latest.json": '{"epoch": 4, "weights": "epoch-0004.weights.h5"}',
              f"{run}/settings.json": "{}",
-             "experiments/in_flight/compression/c/backup/pressure.json": '{"epochs": []}',
-             "experiments/in_flight/compression/c/backup/pressure.weights.h5": "",
-             "experiments/in_flight/compression/d/backup/finetune.json":
-                 '{"epochs": [], "weights": "finetune-0002.weights.h5"}'}
+             "experiments/in_flight/compression/c/backup/settings.json": "{}",
+             "experiments/in_flight/compression/c/backup/pressure/backup/latest.json":
+                 '{"epoch": 1, "weights": "epoch-0001.weights.h5"}',
+             "experiments/in_flight/compression/c/backup/pressure/backup/epoch-0001.weights.h5": "",
+             "experiments/in_flight/compression/d/backup/finetune/backup/latest.json":
+                 '{"epoch": 2, "weights": "epoch-0002.weights.h5"}'}
     assert unresumable_backups(list(texts), texts.__getitem__) == [
-        f"{run}/latest.json", "experiments/in_flight/compression/d/backup/finetune.json"]
+        f"{run}/latest.json", "experiments/in_flight/compression/d/backup/finetune/backup/latest.json"]
 
 
 # The checks of the tracked tree, which the clone below runs.
@@ -189,8 +192,8 @@ def test_tracked_files_outside_zoo_stay_small():
 def test_an_in_flight_backup_passes_the_size_and_weight_checks():
     """A committed in-flight backup (CONTRIBUTING, "Long runs") is neither a stray weight
     file nor an oversized file; the same file anywhere else outside zoo/ is both."""
-    backup = "experiments/in_flight/compression/gresnet20-m075/backup/pressure-0001.weights.h5"
-    elsewhere = "experiments/compression/results/gresnet20-m075/pressure-0001.weights.h5"
+    backup = "experiments/in_flight/compression/gresnet20-m075/backup/pressure/backup/epoch-0001.weights.h5"
+    elsewhere = "experiments/compression/results/gresnet20-m075/epoch-0001.weights.h5"
     six_mb = {backup: 6 * MB, elsewhere: 6 * MB}.get
     assert stray_weights([backup, elsewhere]) == [elsewhere]
     assert too_big_outside_zoo([backup, elsewhere], six_mb) == [elsewhere]
