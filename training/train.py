@@ -227,6 +227,8 @@ def recipe_settings(recipe) -> dict:
     # before them still resume.
     if settings.get("gradient_clip_norm") is None:
         settings.pop("gradient_clip_norm", None)
+    if not settings.get("label_smoothing"):
+        settings.pop("label_smoothing", None)
     # The optimiser's coefficient is recorded under "momentum", Nadam's β1 included (the
     # key runs have always used), so that a recorded run still resumes.
     beta_1 = settings.pop("beta_1")

@@ -90,6 +90,8 @@ def test_recorded_recipe_settings_keep_their_keys():
     assert recipe_settings(nadam)["momentum"] == 0.7
     # A setting added later is recorded only when used.
     assert "gradient_clip_norm" not in recipe_settings(get_recipe("wrn_cifar"))
+    assert "label_smoothing" not in recipe_settings(get_recipe("wrn_cifar_budget"))
+    assert recipe_settings(get_recipe("wrn_cifar_budget_ls"))["label_smoothing"] == 0.1
 
 
 def test_unknown_recipe():
