@@ -1,4 +1,5 @@
-"""The public names of ``keras_gated`` and the module each one lives in.
+"""The public names of ``keras_gated`` and the module each one lives in, and the lazy
+names of its subpackages (``lazy_names``).
 
 ``import keras_gated`` imports nothing heavy: an attribute (``keras_gated.GResNet20``)
 imports the module that defines it on first use, through the package's module
@@ -14,6 +15,7 @@ import importlib
 import importlib.util
 import json
 import sys
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from types import ModuleType
 
@@ -99,3 +101,26 @@ def import_all() -> None:
     for module in sorted({*PUBLIC.values(), *(f"keras_gated.{s}" for s in SUBMODULES),
                           "keras_gated.export"}):
         importlib.import_module(module)
+
+
+def lazy_names(package: str, where: Mapping[str, str], submodules: Sequence[str],
+               namespace: dict) -> tuple[Callable[[str], object], Callable[[], list[str]]]:
+    """``(__getattr__, __dir__)`` for a subpackage ``package`` whose public names are
+    imported on first use (PEP 562), as the package's own are: a submodule of
+    ``submodules``, or a name of ``where`` (name -> the module that defines it), imported
+    when first asked for and then kept in ``namespace`` (the package's globals)."""
+
+    def __getattr__(name: str):
+        if name in submodules:
+            return importlib.import_module(f"{package}.{name}")
+        module = where.get(name)
+        if module is None:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        value = getattr(importlib.import_module(module), name)
+        namespace[name] = value
+        return value
+
+    def __dir__() -> list[str]:
+        return sorted([*namespace, *where])
+
+    return __getattr__, __dir__

@@ -12,7 +12,7 @@ weights (``keras_gated.weights``) never imports it. Names are loaded on first us
 
 from __future__ import annotations
 
-from keras_gated._lazy import lazy_names
+from keras_gated._api import lazy_names
 
 _WHERE = {
     "save_zoo_folder": "keras_gated.release.zoo_folder",

@@ -26,7 +26,7 @@ starts no backend.
 
 from __future__ import annotations
 
-from keras_gated._lazy import lazy_names
+from keras_gated._api import lazy_names
 
 _WHERE = {
     "HUB_ORG": "keras_gated.weights.config",
