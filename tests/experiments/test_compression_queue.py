@@ -179,3 +179,17 @@ def test_a_run_whose_command_had_ended_is_only_recorded(tmp_path):
     assert (kept / "status.json").is_file() and (kept / "evaluate.log").is_file()
     assert "record gresnet20-m05: its command had ended" in (
         tmp_path / "results" / "queue.log").read_text()
+
+
+def test_the_runs_from_the_100_epoch_source_wait_for_its_release(tmp_path):
+    metrics = tmp_path / "metrics.json"
+    metrics.write_text(json.dumps({"test_accuracy": 0.9, "epochs": 40, "model": "gresnet20"}))
+    (tmp_path / "before").mkdir()
+    (tmp_path / "after").mkdir()
+    before = [_name(c) for c in _queue(tmp_path / "before", SOURCE_METRICS=str(metrics))]
+    assert not [name for name in before if name.startswith("gresnet20.e100")]
+    metrics.write_text(json.dumps({"test_accuracy": 0.9, "epochs": 100, "model": "gresnet20"}))
+    calls = _queue(tmp_path / "after", SOURCE_METRICS=str(metrics))
+    assert [_name(c) for c in calls][-2:] == ["gresnet20.e100-m05", "gresnet20.e100-m05-lowest"]
+    assert all(c.startswith("KERAS_BACKEND=tensorflow compress gresnet20.cifar10 ") and
+               "--macs 0.5" in c and "--epochs 30 --backup-dir" in c for c in calls[-2:])
