@@ -147,7 +147,7 @@ compress gresnet20-m05-lowest-e15 gresnet20.cifar10 --macs 0.5 --baseline lowest
 # (a) at half the MACs, fine-tuned for 30 epochs along the half cosine (15 left (a) 2.48
 # points below the 40-epoch source). The method's run is released as gresnet20_c50.cifar10
 # when it ends within 1.5 points of its source.
-if grep -q '"epochs": 100,' "${SOURCE_METRICS:-zoo/gresnet20.cifar10/metrics.json}" 2>/dev/null; then
+if grep -Eq '"epochs": *100(\.0)? *[,}]' "${SOURCE_METRICS:-zoo/gresnet20.cifar10/metrics.json}" 2>/dev/null; then
   backend=tensorflow
   compress gresnet20.e100-m05 gresnet20.cifar10 --macs 0.5 --epochs 30
   compress gresnet20.e100-m05-lowest gresnet20.cifar10 --macs 0.5 --baseline lowest --epochs 30

@@ -104,7 +104,7 @@ class TimeLimitReached(Exception):
 
 def fit_resumable(model: keras.Model, train, test, *, epochs: int, out: Path, verbose: int,
                   prefix: str = "[train]", scope=None, time_limit_s: float | None = None,
-                  shard_mb: int | None = None, checkpoints: bool = True,
+                  shard_mb: int | None = None, checkpoints: bool = True, backups: bool = True,
                   on_nan: Callable[[StopOnNaN, Path, str], None] | None = None) -> bool:
     """Fit ``model`` (compiled) for ``epochs``, resuming from ``out/backup``.
 
@@ -113,6 +113,8 @@ def fit_resumable(model: keras.Model, train, test, *, epochs: int, out: Path, ve
     by default ``report_nan``: one sentence on what to do), True otherwise.
     ``checkpoints``: write ``last.keras``, ``best.keras`` and TensorBoard's logs too
     (False: the backup and the CSV logs alone, for a phase of a longer run).
+    ``backups``: back up after every epoch (False: a run that is never resumed; then no
+    time limit either).
 
     ``time_limit_s``: stop after the step that would otherwise run past this many seconds
     from now (a backup's time kept free), write a backup of that step (weights, optimizer
@@ -121,6 +123,8 @@ def fit_resumable(model: keras.Model, train, test, *, epochs: int, out: Path, ve
     as if it had not stopped. Needs the numpy engine (``train.set_epoch``).
     ``shard_mb``: write backups as Keras sharded weights of at most this many MB a file.
     """
+    if not backups and time_limit_s is not None:
+        raise ValueError("A time limit stops a run to resume it from its backup: it needs backups.")
     deadline = time.monotonic() + time_limit_s if time_limit_s is not None else None
     if (deadline is not None or backup_step(out / "backup")) and not isinstance(train, NumpyBatches):
         raise ValueError("--time-limit stops and resumes within an epoch, which needs the "
@@ -142,6 +146,8 @@ def fit_resumable(model: keras.Model, train, test, *, epochs: int, out: Path, ve
     time_limit = TimeLimit(deadline) if deadline is not None else None
     backup = EpochBackup(out / "backup", nan_guard, shard_mb=shard_mb, time_limit=time_limit)
     callbacks = run_callbacks(model, out, nan_guard, backup, clock, time_limit, checkpoints)
+    if not backups:
+        callbacks.remove(backup)
     if isinstance(train, NumpyBatches):  # the batches of the epoch resumed at
         train.set_epoch(initial_epoch, start_step)
         callbacks.insert(0, DataEpoch(train, initial_epoch, start_step))
@@ -152,6 +158,29 @@ def fit_resumable(model: keras.Model, train, test, *, epochs: int, out: Path, ve
     # the whole epochs after it.
     segments = [(initial_epoch + 1, initial_epoch)] if start_step else []
     segments.append((epochs, initial_epoch + (1 if start_step else 0)))
+    fit_segments(model, train, test, segments, callbacks, verbose=verbose, out=out,
+                 initial_epoch=initial_epoch, nan_guard=nan_guard, time_limit=time_limit)
+    if time_limit is not None and time_limit.stopped_at is not None and nan_guard.nan_at is None:
+        stop_at_time_limit(time_limit, backup, clock, train, initial_epoch, start_step,
+                           logs_before, f"{prefix} time limit")
+    clock.save()
+    if checkpoints and nan_guard.nan_at is None and not (out / "last.keras").exists():
+        # Every epoch was already done (the run resumed from the backup of its last epoch,
+        # e.g. on a machine that has the committed resume state but not the ignored
+        # ``*.keras`` files): the final model is the restored one.
+        save_model_atomic(model, out / "last.keras")
+    if nan_guard.nan_at is not None:
+        (on_nan or report_nan)(nan_guard, out, prefix)
+        return False
+    return True
+
+
+def fit_segments(model: keras.Model, train, test, segments: list[tuple[int, int]],
+                 callbacks: list, *, verbose: int, out: Path, initial_epoch: int,
+                 nan_guard: StopOnNaN, time_limit: TimeLimit | None) -> None:
+    """``fit`` over each ``(end, begin)`` span of epochs in turn, until the loss goes NaN or
+    the time limit stops it; a full disk, in whatever words the library says it, becomes
+    an ``OSError``."""
     try:
         for end, begin in segments:
             if begin >= end or nan_guard.nan_at is not None:
@@ -168,19 +197,6 @@ def fit_resumable(model: keras.Model, train, test, *, epochs: int, out: Path, ve
         if full is not None:
             raise full from error
         raise
-    if time_limit is not None and time_limit.stopped_at is not None and nan_guard.nan_at is None:
-        stop_at_time_limit(time_limit, backup, clock, train, initial_epoch, start_step,
-                           logs_before, f"{prefix} time limit")
-    clock.save()
-    if checkpoints and nan_guard.nan_at is None and not (out / "last.keras").exists():
-        # Every epoch was already done (the run resumed from the backup of its last epoch,
-        # e.g. on a machine that has the committed resume state but not the ignored
-        # ``*.keras`` files): the final model is the restored one.
-        save_model_atomic(model, out / "last.keras")
-    if nan_guard.nan_at is not None:
-        (on_nan or report_nan)(nan_guard, out, prefix)
-        return False
-    return True
 
 
 def stop_at_time_limit(time_limit: TimeLimit, backup: EpochBackup, clock: WallClock, train,

@@ -35,6 +35,7 @@ import numpy as np
 from keras_gated.files import check_not_linked, write_text_atomic
 from keras_gated.training.callbacks import StopOnNaN, read_log
 from keras_gated.training.loop import fit_resumable
+from keras_gated.training.run_dir import check_no_linked_run_files
 from keras_gated.training.numpy_engine import ArraySource, NumpyBatches
 from keras_gated.training.transforms import Transforms
 
@@ -44,8 +45,9 @@ SETTINGS_FILE = "settings.json"
 # a backup written before, whose settings.json lacks one, is not compared on it.
 RECORDED_WHEN_STORED = ("training_data", "source_weights")
 # The files a backup writes, and their partial versions: the only files it ever deletes.
-# In the backup folder:
-TOP_FILES = re.compile(r"settings\.json(\.partial)?")
+# In the backup folder (the settings, and the phases the run has trained in):
+TOP_FILES = re.compile(r"(settings|phases)\.json(\.partial)?")
+PHASES_FILE = "phases.json"
 # In a phase's folder (the loop's records):
 PHASE_FILES = re.compile(r"(log\.csv|run_state\.json|gates\.csv)(\.partial)?|gates\.partial")
 # In a phase's backup/ (EpochBackup's files; partial/ is its folder of a backup being written):
@@ -91,7 +93,11 @@ class PhaseBackup:
             return
         folder = self.folder / phase
         check_not_linked(folder, "The phase's backup folder")
+        phases = _recorded_phases(self.folder)
+        if phase not in phases:  # recorded before the phase writes anything
+            write_text_atomic(self.folder / PHASES_FILE, json.dumps([*phases, phase]))
         folder.mkdir(exist_ok=True)
+        check_no_linked_run_files(folder)
         yield folder
 
     def delete(self) -> None:
@@ -100,25 +106,23 @@ class PhaseBackup:
             remove_backup(self.folder)
 
 
-def _loop_folder_is_ours(folder: Path) -> bool:
-    """Whether ``folder`` (a phase's) holds only what the loop writes there."""
-    for path in folder.iterdir():
-        if path.is_symlink():
-            return False
-        if path.name == "backup" and path.is_dir():
-            inner = [p for p in path.iterdir() if not (p.name == "partial" and p.is_dir())]
-            if not all(EPOCH_FILES.fullmatch(p.name) and p.is_file() for p in inner):
-                return False
-        elif not (PHASE_FILES.fullmatch(path.name) and path.is_file()):
-            return False
-    return True
+def _recorded_phases(folder: Path) -> list[str]:
+    """The phases the backup in ``folder`` has trained in (``phases.json``)."""
+    path = folder / PHASES_FILE
+    if path.is_symlink() or not path.is_file():
+        return []
+    try:
+        phases = json.loads(path.read_text())
+    except ValueError:
+        return []
+    return [p for p in phases if isinstance(p, str)] if isinstance(phases, list) else []
 
 
 def check_backup_folder(folder: Path) -> None:
     """Refuse (``ValueError``) a backup folder that is a symbolic link or a file, one that
-    holds files but no backup (``settings.json``), and a backup of the earlier one-folder
-    layout: the backup writes there and deletes its own files afterwards, so it never
-    takes over a folder of other files."""
+    holds anything but no backup (``settings.json``), and a backup of the earlier
+    one-folder layout: the backup writes there and deletes its own files afterwards, so it
+    never takes over a folder of other files."""
     check_not_linked(folder, "The backup folder")
     if folder.exists() and not folder.is_dir():
         raise ValueError(f"The backup folder {folder} is a file: give a new folder.")
@@ -127,16 +131,16 @@ def check_backup_folder(folder: Path) -> None:
     entries = list(folder.iterdir())
     if (folder / SETTINGS_FILE).is_file():
         earlier = [p.name for p in entries if EARLIER_LAYOUT.fullmatch(p.name) and p.is_file()
-                   and p.name != SETTINGS_FILE]
+                   and not TOP_FILES.fullmatch(p.name)]
         if earlier:
             raise ValueError(f"The backup in {folder} was written by an earlier keras-gated "
                              f"(its {earlier[0]}): finish that run with the version that "
                              "started it, or give a new backup folder.")
         return
-    foreign = [p.name for p in entries if not (
-        TOP_FILES.fullmatch(p.name) and p.is_file()
-        or PHASE_NAME.fullmatch(p.name) and p.is_dir() and not p.is_symlink()
-        and _loop_folder_is_ours(p))]
+    # No settings: a backup was never begun here (they are written first), so only an
+    # empty folder, or one left by a kill while they were written, is taken.
+    foreign = [p.name for p in entries
+               if p.name != f"{SETTINGS_FILE}.partial" or p.is_symlink() or not p.is_file()]
     if foreign:
         raise ValueError(f"The backup folder {folder} holds files that are not a compress "
                          f"backup's (e.g. {foreign[0]}): give a new or empty folder.")
@@ -154,14 +158,15 @@ def _remove_empty(folder: Path) -> None:
 
 
 def remove_backup(folder: str | Path) -> None:
-    """Remove the files a backup wrote in ``folder`` (its settings, each phase's loop
-    records and epoch backups), then each folder left empty; any other file (and a linked
-    folder) is left as it is."""
+    """Remove the files a backup wrote in ``folder`` (its settings, and in the folder of
+    each phase it recorded the loop's records and epoch backups), then each folder left
+    empty; any other file or folder (and a linked one) is left as it is."""
     folder = Path(folder)
     if folder.is_symlink() or not folder.is_dir():
         return
-    for phase in folder.iterdir():
-        if not (PHASE_NAME.fullmatch(phase.name) and phase.is_dir()) or phase.is_symlink():
+    for name in _recorded_phases(folder):
+        phase = folder / name
+        if not PHASE_NAME.fullmatch(name) or phase.is_symlink() or not phase.is_dir():
             continue
         backup = phase / "backup"
         if backup.is_dir() and not backup.is_symlink():
@@ -265,9 +270,11 @@ def train_phase(model: keras.Model, data, *, epochs: int, batch_size: int,
         loss=keras.losses.SparseCategoricalCrossentropy(from_logits=from_logits(model)),
         metrics=["accuracy"],
     )
-    with (backup or PhaseBackup(None, {})).phase_folder(phase) as folder:
+    backup = backup or PhaseBackup(None, {})
+    with backup.phase_folder(phase) as folder:
         fit_resumable(model, batches, None, epochs=epochs, out=folder, verbose=verbose,
-                      prefix=f"[{phase}]", checkpoints=False, on_nan=_diverged(phase))
+                      prefix=f"[{phase}]", checkpoints=False, backups=backup.folder is not None,
+                      on_nan=_diverged(phase))
         rows = read_log(folder / "log.csv")
     # Keras's CSVLogger adds val_ columns, "NA" without validation data.
     return [{k: float(v) for k, v in row.items() if k != "epoch" and v not in ("", "NA", None)}

@@ -50,6 +50,10 @@ class Recipe:
     label_smoothing: float = 0.0  # ε of the cross-entropy's targets (keras_gated.training.losses)
     notes: str = ""
 
+    def __post_init__(self):
+        if not 0.0 <= self.label_smoothing < 1.0:
+            raise ValueError(f"label_smoothing={self.label_smoothing} must be in [0, 1): 0.1 is usual.")
+
     def with_epochs(self, epochs: int | None) -> "Recipe":
         """The same recipe over ``epochs`` (the schedule's fractions scale with it)."""
         if epochs is None:

@@ -61,3 +61,5 @@ def test_a_recipes_smoothing_chooses_the_loss_and_is_described():
     loss = recipe_loss(smoothed)
     assert isinstance(loss, SmoothedSparseCrossentropy) and loss.label_smoothing == 0.1
     assert "label smoothing 0.1" in smoothed.describe() and "smoothing" not in recipe.describe()
+    with pytest.raises(ValueError, match=r"label_smoothing=1.5 must be in \[0, 1\)"):
+        dataclasses.replace(recipe, label_smoothing=1.5)

@@ -54,8 +54,9 @@ def test_a_phase_writes_the_loops_backup_and_log_in_its_own_folder(tmp_path):
     assert json.loads((tmp_path / "pressure" / "backup" / "latest.json").read_text()) == {
         "epoch": 2, "weights": "epoch-0002.weights.h5"}
     written = sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*") if p.is_file())
-    assert written == ["pressure/backup/epoch-0002.weights.h5", "pressure/backup/latest.json",
-                       "pressure/log.csv", "pressure/run_state.json", "settings.json"]
+    assert written == ["phases.json", "pressure/backup/epoch-0002.weights.h5",
+                       "pressure/backup/latest.json", "pressure/log.csv", "pressure/run_state.json",
+                       "settings.json"]
     backup.delete()
     assert not tmp_path.exists()
 
@@ -104,10 +105,53 @@ def test_a_backup_of_the_earlier_one_folder_layout_is_refused_and_kept(tmp_path)
     assert (tmp_path / "pressure-0001.weights.h5").read_bytes() == b"weights"
 
 
-def test_a_phase_folder_holding_other_files_is_not_taken_for_a_backup(tmp_path):
-    (tmp_path / "pressure").mkdir()
-    (tmp_path / "pressure" / "notes.md").write_text("mine")
+@pytest.mark.parametrize("files", [["pressure/notes.md"], ["pressure/backup/partial/thesis.tex"],
+                                   ["pressure/backup/latest.json", "pressure/log.csv"]])
+def test_a_folder_without_the_backups_settings_is_not_taken_for_one(tmp_path, files):
+    """A backup writes its settings first: a folder without them holding anything, even
+    files named as a backup's, is refused (resuming it would skip the settings check) and
+    left whole."""
+    for name in files:
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("mine")
     with pytest.raises(ValueError, match=r"not a compress backup's \(e.g. pressure\)"):
         PhaseBackup(tmp_path, {})
-    assert (tmp_path / "pressure" / "notes.md").read_text() == "mine"
+    assert all((tmp_path / name).read_text() == "mine" for name in files)
+
+
+def test_deleting_a_backup_leaves_folders_it_did_not_train_in(tmp_path):
+    backup = PhaseBackup(tmp_path, {})
+    train_phase(_model(0), _data(n=8), epochs=1, batch_size=8, learning_rate=0.01,
+                backup=backup, phase="pressure")
+    (tmp_path / "notes").mkdir()  # a user's folder, with names a phase writes
+    (tmp_path / "notes" / "log.csv").write_text("mine")
+    backup.delete()
+    assert sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*")) == [
+        "notes", "notes/log.csv"]
+
+
+def test_a_link_where_the_backup_writes_is_never_written_through(tmp_path):
+    victim = tmp_path / "victim.txt"
+    victim.write_text("mine")
+    folder = tmp_path / "backup"
+    folder.mkdir()
+    (folder / "settings.json.partial").symlink_to(victim)
+    with pytest.raises(ValueError, match="not a compress backup's"):
+        PhaseBackup(folder, {"macs": 0.5})
+    (folder / "settings.json.partial").unlink()
+    backup = PhaseBackup(folder, {"macs": 0.5})
+    (folder / "pressure").mkdir()
+    (folder / "pressure" / "log.csv").symlink_to(victim)
+    with pytest.raises(ValueError, match="symbolic link"):
+        train_phase(_model(0), _data(n=8), epochs=1, batch_size=8, learning_rate=0.01,
+                    backup=backup, phase="pressure")
+    assert victim.read_text() == "mine"
+
+
+def test_a_phase_without_a_backup_folder_writes_no_backup(monkeypatch):
+    from keras_gated.training.callbacks import EpochBackup
+
+    monkeypatch.setattr(EpochBackup, "write", lambda *a, **k: pytest.fail("backed up"))
+    rows = train_phase(_model(0), _data(n=8), epochs=2, batch_size=8, learning_rate=0.01)
+    assert len(rows) == 2
 
