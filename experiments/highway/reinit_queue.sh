@@ -19,6 +19,11 @@
 #   c. the 100-epoch highway nets of seeds_queue.sh c (row 27), seed 0 ->
 #      reinit.hwfig1s.highwayfc10.e100 (under an hour) and reinit.hwfig1s.highwayfc100.e100
 #      (3 to 10 CPU-hours; resumable, its state kept in experiments/in_flight/ while it runs).
+#   h. H = ReLU in the 50-layer highway net (He init), b_T = -2 and -4, lr 0.001, 0.003 and
+#      0.01, 10 epochs with a random tenth of the training split held out (seed 0): whether
+#      a negative b_T trains it whatever H is (science row 48; the ReLU runs of queue.sh b
+#      started H and T from one kernel) -> reinit.hwbt.highwayfc50.relu.bT<b>.lr<lr>.val10.
+#      About 15 CPU-minutes each.
 PAPER=highway
 # shellcheck source=../tools/queue.sh
 . "$(dirname "$0")/../tools/queue.sh"
@@ -51,6 +56,16 @@ reinit_pass() {
   run reinit.hwfig1s.highwayfc100.e100 --model highwayfc100 --recipe highway_mnist_fc --epochs 100 \
     --lr 0.01 --model-arg transform_bias=-4 --model-arg kernel_initializer=he_normal \
     --model-arg activation=tanh
+  # h. ReLU H at two negative b_T.
+  local bias
+  for bias in -2 -4; do
+    for lr in 0.001 0.003 0.01; do
+      run "reinit.hwbt.highwayfc50.relu.bT$bias.lr$lr.val10" --model highwayfc50 \
+        --recipe highway_mnist_fc --epochs 10 --model-arg kernel_initializer=he_normal \
+        --model-arg activation=relu --model-arg "transform_bias=$bias" --lr "$lr" \
+        --validation-split 0.1 --seed 0
+    done
+  done
 }
 
 reinit_pass
