@@ -20,6 +20,10 @@
 #      gresnetfc100 and resnetfc100, seeds 0, 1, 2 -> fig5.<model>.e100.s<seed>, then
 #      `keras-gated analyze` of each pair (2,000 random test images, 3 random removal
 #      orders) -> results/fig5.d100.e100.s<seed>/analysis.json. About 2 CPU-hours per pair.
+#   c. §3.1's pre-activation FC ResNets (claims table row 41): resnetfc<d> with
+#      preactivation=True at the five depths, a's recipe and epochs, seeds 0, 1 and 2 ->
+#      rgtable.resnetfc<d>.preact.e20.t1.s<seed>, set against a's resnetfc cells. About
+#      4.5 CPU-hours.
 # Mean +- std over the 3 seeds of each cell: python -m experiments.tools.science_report
 # <run> --root experiments/in_flight/residual_gates for each run, or the runs'
 # metrics.json (test_accuracy) and gates.csv (last epoch's k).
@@ -103,6 +107,13 @@ seeds_pass() {
         --epochs "$FIG5_EPOCHS" --seed "$seed"
     done
     analyze_pair "$seed"
+  done
+  # c. Pre-activation residual FC nets, as a's cells.
+  for seed in $SEEDS; do
+    for depth in 2 10 20 50 100; do
+      run "rgtable.resnetfc$depth.preact.e$TABLE_EPOCHS.t1.s$seed" --model "resnetfc$depth" \
+        --model-arg preactivation=True --recipe rg_mnist_fc --epochs "$TABLE_EPOCHS" --seed "$seed"
+    done
   done
 }
 

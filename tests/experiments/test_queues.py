@@ -228,10 +228,14 @@ def test_the_residual_gates_seeds_queue_runs_the_table_then_fig5_and_empties_end
              for depth in (2, 10, 20, 50, 100)
              for family in ("plainnet", "resnetfc", "gplainnet", "gresnetfc")]
     fig5 = [f"fig5.{model}.e100.s{seed}" for seed in (0, 1) for model in ("gresnetfc100", "resnetfc100")]
-    assert outs == cells + fig5  # the second pass skips every finished run
+    preact = [f"rgtable.resnetfc{depth}.preact.e20.t1.s{seed}" for seed in (0, 1)
+              for depth in (2, 10, 20, 50, 100)]
+    assert outs == cells + fig5 + preact  # the second pass skips every finished run
     assert all("--recipe rg_mnist_fc" in c and c.startswith("KERAS_BACKEND=jax ") for c in calls)
-    assert all("--epochs 20 --seed" in c for c in calls[:40])
-    assert all("--epochs 100 --seed" in c for c in calls[40:])
+    assert all("--epochs 20 --seed" in c for c in calls[:40] + calls[44:])
+    assert all("--epochs 100 --seed" in c for c in calls[40:44])
+    assert all("--model-arg preactivation=True" in c for c in calls[44:])
+    assert not any("preactivation" in c for c in calls[:44])
     runs, results = tmp_path / "runs", tmp_path / "results"
     # An ended run's records are kept beside the experiment and its folder and log emptied.
     kept = results / "rgtable.gresnetfc50.e20.t1.s1"

@@ -14,6 +14,7 @@ check a new family is covered): tests/run.sh runs the suite on TensorFlow, then 
 EVERY_BACKEND_PATHS = (
     "tests/layers/",
     "tests/models/compressed/test_compressed.py",
+    "tests/models/fc_nets/test_preactivation.py",
     "tests/models/test_families.py",
     "tests/models/test_build_refusals.py",
     "tests/models/test_predict_shapes.py",

@@ -8,13 +8,18 @@ layers of ``units`` -> softmax. Only the middle layers differ:
                   ``batch_norm=False`` f(x) = H(W x + b), the plain layer of the Highway
                   paper's depth experiments (71 units, He init, ReLU or tanh)
 * ``GPlainNet``:  each layer u = g(k)·f(x) + (1 − g(k))·x     (one k per layer)
-* ``ResNetFC``:   depth/2 blocks u = f_r(x) + x, f_r = two Dot-BN-ReLU layers
+* ``ResNetFC``:   depth/2 blocks u = f_r(x) + x, f_r = two Dot-BN-ReLU layers, or with
+                  ``preactivation=True`` two BN-ReLU-Dot layers (He et al. 2016's unit)
+                  and one BN-ReLU after the last block
 * ``GResNetFC``:  depth/2 blocks u = g(k)·f_r(x) + x           (one k per block)
 * ``HighwayFC``:  depth Highway layers y = H·T + x·(1 − T), H = ReLU(W_H x + b_H),
                   T = sigmoid(W_T x + b_T), b_T started at ``transform_bias``
 
 The paper uses the post-activation (Dot-BN-ReLU) layer in ResNets too, so f_r ends in a
-ReLU before the addition. Dense layers before a BN have no bias (BN's β replaces it).
+ReLU before the addition: "we also tried pre-activation FC ResNets, which did worse on
+the validation set" (§3.1), the variant ``preactivation=True`` builds. Dense layers
+before a BN have no bias (BN's β replaces it); neither have the pre-activation layers'
+(as the convolutions of pre-activation units).
 """
 
 from __future__ import annotations
@@ -46,10 +51,13 @@ _PREFIX = {
 DEFAULT_UNITS = 50  # the paper's width
 
 
-def fc_net_name(prefix: str, depth: int, units: int = DEFAULT_UNITS) -> str:
+def fc_net_name(prefix: str, depth: int, units: int = DEFAULT_UNITS,
+                preactivation: bool = False) -> str:
     """The model name (registry name, weight-id prefix, default ``model.name``):
-    ``gresnetfc10``; another width than the paper's is added (``gresnetfc10_w100``)."""
-    return f"{prefix}{depth}" + ("" if units == DEFAULT_UNITS else f"_w{units}")
+    ``gresnetfc10``; another width than the paper's is added (``gresnetfc10_w100``), and
+    so are pre-activation blocks (``resnetfc10_preact``)."""
+    return (f"{prefix}{depth}" + ("" if units == DEFAULT_UNITS else f"_w{units}")
+            + ("_preact" if preactivation else ""))
 
 
 def _dense_bn_relu(x, units: int, name: str, bn_momentum: float):
@@ -57,6 +65,13 @@ def _dense_bn_relu(x, units: int, name: str, bn_momentum: float):
     x = keras.layers.Dense(units, use_bias=False, name=f"{name}_dense")(x)
     x = BatchNormalization(momentum=bn_momentum, epsilon=1e-3, name=f"{name}_bn")(x)
     return keras.layers.ReLU(name=f"{name}_relu")(x)
+
+
+def _bn_relu_dense(x, units: int, name: str, bn_momentum: float):
+    """One pre-activation layer: BN-ReLU-Dot."""
+    x = BatchNormalization(momentum=bn_momentum, epsilon=1e-3, name=f"{name}_bn")(x)
+    x = keras.layers.ReLU(name=f"{name}_relu")(x)
+    return keras.layers.Dense(units, use_bias=False, name=f"{name}_dense")(x)
 
 
 def _dense_act(x, units: int, name: str, activation: str, kernel_initializer):
@@ -75,8 +90,10 @@ def _fc_features(
     k_init: float,
     highway: dict,
     plain: dict,
+    preactivation: bool = False,
 ):
     bn_momentum = 0.99  # Keras defaults: the paper's nets were written in Keras
+    layer = _bn_relu_dense if preactivation else _dense_bn_relu
 
     def features(x):
         x = keras.layers.Flatten(name="flatten")(x)
@@ -90,14 +107,17 @@ def _fc_features(
                 )([f, x])
         elif kind == "resnet":
             for i in range(1, depth // 2 + 1):
-                r = _dense_bn_relu(x, units, f"block{i}_layer1", bn_momentum)
-                r = _dense_bn_relu(r, units, f"block{i}_layer2", bn_momentum)
+                r = layer(x, units, f"block{i}_layer1", bn_momentum)
+                r = layer(r, units, f"block{i}_layer2", bn_momentum)
                 if gate is None:
                     x = keras.layers.Add(name=f"block{i}")([r, x])
                 else:
                     x = ResidualGate(
                         gate, form="residual", k_initializer=k_init, name=f"block{i}"
                     )([r, x])
+            if preactivation:  # the sum of the last block, normalised and rectified
+                x = BatchNormalization(momentum=bn_momentum, epsilon=1e-3, name="post_bn")(x)
+                x = keras.layers.ReLU(name="post_relu")(x)
         else:
             for i in range(1, depth + 1):
                 x = Highway(
@@ -119,8 +139,11 @@ def _fc_net(
     k_init: float = 1.0,
     highway: dict | None = None,
     plain: dict | None = None,
+    preactivation: bool = False,
     **application: Any,
 ) -> keras.Model:
+    if not isinstance(preactivation, bool):
+        raise ValueError(f"`preactivation` must be True or False, got {preactivation!r}.")
     if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
         raise ValueError(f"`depth` must be a positive integer, got {depth!r}.")
     if kind == "resnet" and depth % 2:
@@ -132,9 +155,10 @@ def _fc_net(
         raise ValueError(f"`units` must be a positive integer, got {units!r}.")
     if gate is not None:
         check_gate_function(gate)
-    arch = fc_net_name(_PREFIX[(kind, gate is not None)], depth, units)
+    arch = fc_net_name(_PREFIX[(kind, gate is not None)], depth, units, preactivation)
     return build_application(
-        _fc_features(kind, depth, units, gate, transform_bias, k_init, highway or {}, plain or {}),
+        _fc_features(kind, depth, units, gate, transform_bias, k_init, highway or {}, plain or {},
+                     preactivation),
         arch=arch,
         spec=MNIST_FC_INPUT,
         **application,
@@ -180,13 +204,17 @@ def GPlainNet(depth: int = 10, units: int = 50, gate: str = "relu", **kwargs: An
 
 
 @public_constructor(*APPLICATION_ARGUMENTS, defaults={"classes": 10})
-def ResNetFC(depth: int = 10, units: int = 50, **kwargs: Any) -> keras.Model:
-    return _fc_net("resnet", None, depth=depth, units=units, **kwargs)
+def ResNetFC(depth: int = 10, units: int = 50, preactivation: bool = False,
+             **kwargs: Any) -> keras.Model:
+    return _fc_net("resnet", None, depth=depth, units=units, preactivation=preactivation,
+                   **kwargs)
 
 
 @public_constructor("k_init", *APPLICATION_ARGUMENTS, defaults={"classes": 10})
-def GResNetFC(depth: int = 10, units: int = 50, gate: str = "relu", **kwargs: Any) -> keras.Model:
-    return _fc_net("resnet", gate, depth=depth, units=units, **kwargs)
+def GResNetFC(depth: int = 10, units: int = 50, gate: str = "relu", preactivation: bool = False,
+              **kwargs: Any) -> keras.Model:
+    return _fc_net("resnet", gate, depth=depth, units=units, preactivation=preactivation,
+                   **kwargs)
 
 
 @public_constructor(*APPLICATION_ARGUMENTS, defaults={"classes": 10})
@@ -219,12 +247,16 @@ GPlainNet.__doc__ = (
     + "        gate: the gating function g (``relu``, ``identity``, ``sigmoid``).\n"
     + "        k_init: the start value of every gate scalar k (1.0, the paper's).\n"
 )
-ResNetFC.__doc__ = "Residual FC net: depth/2 blocks u = f_r(x) + x (Residual Gates Table 1)." + _ARGS_DOC
+_PREACT_DOC = ("        preactivation: BN-ReLU-Dot layers in f_r and a BN-ReLU after the last block\n"
+               "            (He et al. 2016), instead of the paper's Dot-BN-ReLU layers.\n")
+ResNetFC.__doc__ = ("Residual FC net: depth/2 blocks u = f_r(x) + x (Residual Gates Table 1)."
+                    + _ARGS_DOC + _PREACT_DOC)
 GResNetFC.__doc__ = (
     "Gated residual FC net: depth/2 blocks u = g(k)·f_r(x) + x (Residual Gates Table 1)."
     + _ARGS_DOC
     + "        gate: the gating function g (``relu``, ``identity``, ``sigmoid``).\n"
     + "        k_init: the start value of every gate scalar k (1.0, the paper's).\n"
+    + _PREACT_DOC
 )
 HighwayFC.__doc__ = (
     "Highway FC net: ``depth`` layers y = H·T + x·(1 − T) (Srivastava et al. 2015)."
