@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from collections.abc import Mapping, Sequence
 from importlib import resources
@@ -268,7 +269,9 @@ def load_saved_model(name: str, path: str, num_classes: int, dataset: str,
         raise ValueError(f"{path} is a whole saved model, which records its constructor "
                          "arguments: drop --model-arg.")
     model = keras.saving.load_model(path, compile=False, safe_mode=True)
-    if model.name != name:
+    # A variant built by the registered constructor with other arguments keeps its name with
+    # a suffix (another width: ``_w100``; pre-activation FC blocks: ``_preact``).
+    if not re.fullmatch(rf"{re.escape(name)}(_w\d+)?(_preact)?", model.name):
         raise ValueError(f"{path} holds a {model.name!r} model, not {name!r}: evaluate it as "
                          f"{model.name}.")
     classes = int(model.outputs[0].shape[-1])

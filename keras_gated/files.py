@@ -38,8 +38,9 @@ def write_text_atomic(path: Path, text: str) -> None:
     """Write ``path`` through a temporary sibling and an atomic rename: a crash or a full
     disk leaves the previous version (or nothing), never half a file."""
     partial = path.with_name(f"{path.name}.partial")
-    if partial.is_symlink():  # never written through: the link goes, not what it names
-        partial.unlink()
+    # A partial file left by a kill goes, and a link there (symbolic or hard) is never
+    # written through: the link goes, not what it names.
+    partial.unlink(missing_ok=True)
     try:
         with partial.open("w") as f:
             f.write(text)

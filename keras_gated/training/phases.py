@@ -178,6 +178,9 @@ def remove_backup(folder: str | Path) -> None:
             _remove_empty(backup)
         _remove_files(phase, PHASE_FILES)
         _remove_empty(phase)
+    # The settings last (they are written first): a kill in between leaves a backup that
+    # is still one, never a folder without settings that a run would refuse.
+    _remove_files(folder, re.compile(r"phases\.json(\.partial)?|settings\.json\.partial"))
     _remove_files(folder, TOP_FILES)
     _remove_empty(folder)
 

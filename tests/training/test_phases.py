@@ -155,3 +155,25 @@ def test_a_phase_without_a_backup_folder_writes_no_backup(monkeypatch):
     rows = train_phase(_model(0), _data(n=8), epochs=2, batch_size=8, learning_rate=0.01)
     assert len(rows) == 2
 
+
+
+def test_a_delete_stopped_midway_leaves_a_backup_that_is_still_taken(tmp_path, monkeypatch):
+    from keras_gated.training import phases
+
+    backup = PhaseBackup(tmp_path, {"macs": 0.5})
+    train_phase(_model(0), _data(n=8), epochs=1, batch_size=8, learning_rate=0.01,
+                backup=backup, phase="pressure")
+    remove = phases._remove_files
+
+    def stop_before_the_settings(folder, pattern):
+        if pattern is phases.TOP_FILES:
+            raise KeyboardInterrupt
+        remove(folder, pattern)
+
+    monkeypatch.setattr(phases, "_remove_files", stop_before_the_settings)
+    with pytest.raises(KeyboardInterrupt):
+        backup.delete()
+    monkeypatch.undo()
+    assert [p.name for p in tmp_path.iterdir()] == ["settings.json"]  # written first, gone last
+    PhaseBackup(tmp_path, {"macs": 0.5}).delete()  # still a backup: taken, then deleted
+    assert not tmp_path.exists()
