@@ -72,7 +72,7 @@ def test_the_preactivation_net_computes_he_et_als_unit_on_dense_layers(gated):
             bn(f"block{i}_layer{j}_bn", getattr(block, f"bn{j}"))
             dense(f"block{i}_layer{j}_dense", getattr(block, f"fc{j}"))
         if gated:
-            model.get_layer(f"block{i}").k.assign(float(block.k))
+            model.get_layer(f"block{i}").k.assign(float(block.k.detach()))
     bn("post_bn", reference.bn)
     dense("predictions", reference.fc)
     x = np.random.default_rng(0).standard_normal((4, 28, 28, 1)).astype("float32")
