@@ -2,8 +2,9 @@
 
 One table, ``MOVED``: an old module name -> the modules its names now live in, searched
 in order; and ``MOVED_NAMES`` for names that left a package that still stands.
-``import keras_gated.gates`` (or ``from keras_gated.hub import publish``) still works: a finder on ``sys.meta_path`` makes a stand-in module whose attributes are looked
-up in the new modules, with one ``DeprecationWarning`` per old module naming the new place
+``import keras_gated.gates`` (or ``from keras_gated.hub import publish``) still works: a
+finder on ``sys.meta_path`` makes a stand-in module whose attributes are looked up in the
+new modules, with one ``DeprecationWarning`` per old module naming the new place
 (as timm's table of deprecated model names does for names). No file stands at an old
 path. An old package (``keras_gated.pretrained``) stands in as a package, so that its old
 submodules import too; it warns when a name is first taken from it, so that importing one

@@ -1,7 +1,8 @@
 """The resumable fit-and-evaluate loop of the library, shared by ``training.train``,
-``training.finetune`` and compression's phases (``keras_gated.training.phases``): Keras ``fit`` with crash-safe backups, exactly-once logs, best and
-last checkpoints (each written whole or not at all), TensorBoard (where TensorFlow is
-installed), NaN stop, then ``metrics.json``."""
+``training.finetune`` and compression's phases (``keras_gated.training.phases``): Keras
+``fit`` with crash-safe backups, exactly-once logs, best and last checkpoints (each written
+whole or not at all), TensorBoard (where TensorFlow is installed), NaN stop, then
+``metrics.json``."""
 
 from __future__ import annotations
 
@@ -144,10 +145,9 @@ def fit_resumable(model: keras.Model, train, test, *, epochs: int, out: Path, ve
     truncate_log(log_path, initial_epoch)
     nan_guard = StopOnNaN()
     time_limit = TimeLimit(deadline) if deadline is not None else None
-    backup = EpochBackup(out / "backup", nan_guard, shard_mb=shard_mb, time_limit=time_limit)
+    backup = (EpochBackup(out / "backup", nan_guard, shard_mb=shard_mb, time_limit=time_limit)
+              if backups else None)
     callbacks = run_callbacks(model, out, nan_guard, backup, clock, time_limit, checkpoints)
-    if not backups:
-        callbacks.remove(backup)
     if isinstance(train, NumpyBatches):  # the batches of the epoch resumed at
         train.set_epoch(initial_epoch, start_step)
         callbacks.insert(0, DataEpoch(train, initial_epoch, start_step))
@@ -218,17 +218,18 @@ def stop_at_time_limit(time_limit: TimeLimit, backup: EpochBackup, clock: WallCl
         f"{backup.backup_dir}; run the same command again to go on from there.")
 
 
-def run_callbacks(model: keras.Model, out: Path, nan_guard: StopOnNaN, backup: EpochBackup,
-                  clock: WallClock, time_limit: TimeLimit | None, checkpoints: bool = True) -> list:
+def run_callbacks(model: keras.Model, out: Path, nan_guard: StopOnNaN,
+                  backup: EpochBackup | None, clock: WallClock, time_limit: TimeLimit | None,
+                  checkpoints: bool = True) -> list:
     """The callbacks of a run, in the order they must run at an epoch's end: NaN watch
-    (then the time limit), the CSV row, the backup, the wall clock, last and best
-    checkpoints, the gates' log, TensorBoard (where TensorFlow is installed); without
+    (then the time limit), the CSV row, the backup (None: none), the wall clock, last and
+    best checkpoints, the gates' log, TensorBoard (where TensorFlow is installed); without
     ``checkpoints``, neither the checkpoints nor TensorBoard."""
     log_path = out / "log.csv"
     callbacks = [
         nan_guard,
         keras.callbacks.CSVLogger(str(log_path), append=True),
-        backup,
+        *([backup] if backup is not None else []),
         keras.callbacks.LambdaCallback(on_epoch_end=lambda epoch, logs: clock.save()),
     ]
     if checkpoints:
