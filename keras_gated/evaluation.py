@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import sys
 from collections.abc import Mapping, Sequence
 from importlib import resources
@@ -20,6 +19,7 @@ from keras_gated.models import GResNet20
 from keras_gated.models import factory  # the module: create_model looked up when called
 from keras_gated.preprocessing import decode_predictions
 from keras_gated.progress import keras_verbose, on_stderr, track
+from keras_gated.registry.models import get_model_entry
 from keras_gated.weights.load import head_classes
 from keras_gated.weights.resolve import resolve_weights
 from keras_gated.weights.sources import local_weights_file, released_cfg
@@ -270,8 +270,8 @@ def load_saved_model(name: str, path: str, num_classes: int, dataset: str,
                          "arguments: drop --model-arg.")
     model = keras.saving.load_model(path, compile=False, safe_mode=True)
     # A variant built by the registered constructor with other arguments keeps its name with
-    # a suffix (another width: ``_w100``; pre-activation FC blocks: ``_preact``).
-    if not re.fullmatch(rf"{re.escape(name)}(_w\d+)?(_preact)?", model.name):
+    # the suffix its family declares (another width: ``_w100``).
+    if not get_model_entry(name).names_a_variant(model.name):
         raise ValueError(f"{path} holds a {model.name!r} model, not {name!r}: evaluate it as "
                          f"{model.name}.")
     classes = int(model.outputs[0].shape[-1])

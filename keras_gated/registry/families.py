@@ -76,6 +76,10 @@ class Models:
         slow: True (or a function of the config returning True) for models too heavy
             to build in the default test run; the tests over ``list_models()`` mark them
             slow.
+        variant_suffix: a regular expression for what ``arch_name`` adds to the name when
+            the constructor is called with arguments beyond a config (the FC nets: another
+            width, ``_w100``; pre-activation blocks, ``_preact``); "" where it adds none.
+            A saved model named so is evaluated as the registered model.
     """
 
     family: str
@@ -85,6 +89,7 @@ class Models:
     description: str | Callable[..., str] = ""
     default_recipe: str | None = None
     slow: bool | Callable[..., bool] = False
+    variant_suffix: str = ""
 
 
 @dataclass(frozen=True)
@@ -187,7 +192,7 @@ def _entries(models: Models, default_recipe: str | None) -> list[ModelEntry]:
         entries.append(ModelEntry.of(
             models.arch_name(**config), models.constructor, config, family=models.family,
             description=text, default_recipe=models.default_recipe or default_recipe,
-            slow=bool(slow),
+            slow=bool(slow), variant_suffix=models.variant_suffix,
         ))
     return entries
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import inspect
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -33,9 +34,18 @@ class ModelEntry:
     default_recipe: str | None = None  # a recipe of keras_gated.training.recipes (training's default)
     supports_dropout: bool = False  # the constructor takes `dropout` (a recipe's rate goes there)
     slow: bool = False  # too heavy to build in the default test run (ImageNet size, very deep)
+    # A regular expression for what the model name gains when the constructor is called
+    # with other arguments than ``kwargs`` (another width: ``_w100``); "" where it gains none.
+    variant_suffix: str = ""
 
     def build(self, **overrides: Any) -> keras.Model:
         return self.constructor(**{**self.kwargs, **overrides})
+
+    def names_a_variant(self, model_name: str) -> bool:
+        """Whether ``model_name`` is this entry's name, or the name its constructor gives
+        a model built with other arguments (``resnetfc10_w100`` of ``resnetfc10``)."""
+        return re.fullmatch(re.escape(self.name) + f"(?:{self.variant_suffix})",
+                            model_name) is not None
 
     @classmethod
     def of(
@@ -48,12 +58,13 @@ class ModelEntry:
         description: str = "",
         default_recipe: str | None = None,
         slow: bool = False,
+        variant_suffix: str = "",
     ) -> ModelEntry:
         """The entry of ``constructor(**kwargs)``, ``supports_dropout`` read off the
         constructor."""
         return cls(name, constructor, dict(kwargs), family, description,
                    default_recipe=default_recipe, supports_dropout=_takes_dropout(constructor),
-                   slow=bool(slow))
+                   slow=bool(slow), variant_suffix=variant_suffix)
 
 
 _REGISTRY: dict[str, ModelEntry] = {}

@@ -15,6 +15,7 @@ from keras_gated.models.fc_nets.fc_nets import *  # noqa: F403  (the module's pu
 from keras_gated.models.fc_nets.fc_nets import (
     DEFAULT_UNITS,
     REGISTERED_DEPTHS,
+    VARIANT_SUFFIX,
     GPlainNet,
     GResNetFC,
     HighwayFC,
@@ -46,7 +47,7 @@ FAMILY = declare(Family(
             "fc", constructor, arch_name=functools.partial(fc_net_name, prefix),
             configs=[{"depth": depth} for depth in REGISTERED_DEPTHS],
             description=f"{title}, {{depth}} middle layers of {DEFAULT_UNITS} units, 28x28x1 input",
-            slow=_too_deep_for_quick_tests,
+            slow=_too_deep_for_quick_tests, variant_suffix=VARIANT_SUFFIX,
         )
         for prefix, (constructor, title) in CONSTRUCTORS.items()
     ),

@@ -49,6 +49,8 @@ _PREFIX = {
     ("highway", False): "highwayfc",
 }
 DEFAULT_UNITS = 50  # the paper's width
+# What fc_net_name adds to a registered name (another width, pre-activation blocks).
+VARIANT_SUFFIX = r"(_w\d+)?(_preact)?"
 
 
 def fc_net_name(prefix: str, depth: int, units: int = DEFAULT_UNITS,
