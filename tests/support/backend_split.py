@@ -44,15 +44,17 @@ EVERY_BACKEND_PATHS = (
 )
 # Tests in those paths that still run once: the full test-split evaluations of released
 # checkpoints (every backend computes the same outputs to 1e-6, which the JAX pass checks
-# on one of them, kept below), every registered model's initial kernels (drawn by
-# Python's seeded ``random``), and a large bundle's size; then what the constructors and
-# their configs decide (signatures, names, options, block choice, shapes, k's initial
-# value and its round trip, a reload in a fresh process), which is Python the backend does
-# not enter: each family's forward pass and round trip stay in every pass
-# (tests/models/test_families.py's other tests).
+# on one of them, kept below), every registered model's initial kernels and the
+# flagship's (seeds drawn by Python's seeded ``random``; GResNet-20's stay in every pass),
+# and a large bundle's size; then what the constructors and their configs decide
+# (signatures, names, options, block choice, shapes, k's initial value and its round trip,
+# a reload in a fresh process), which is Python the backend does not enter: each
+# family's forward pass and round trip stay in every pass (tests/models/test_families.py's
+# other tests).
 ONCE_TESTS = (
     "test_released_accuracy_is_reproduced[",
     "test_no_two_same_shaped_kernels_of_a_fresh_model_are_equal[",
+    "test_the_flagship_starts_from_independent_kernels",
     "test_the_flagship_bundle_fits_what_a_call_brings_back",
     "test_the_flagship_is_released_sharded_in_bfloat16_with_its_lease_record",
     "test_signature_defaults_are_what_the_model_gets[",
