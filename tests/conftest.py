@@ -7,11 +7,11 @@ import tempfile
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 # On JAX, Keras draws each initial weight with a random kernel compiled once per weight
 # shape, so building GResNet20 in a fresh process spends ~9 s compiling. A compilation
-# cache for this test session (every compilation kept, however quick) builds the same
-# shapes again from disk (~0.4 s). The first process to load this file makes it, a fresh
-# private folder; the test workers and the processes started with this environment inherit
-# it; the session removes it at its end. Its size cap makes JAX lock the folder, so two
-# workers never read an entry half written.
+# cache (every compilation kept, however quick) builds the same shapes again from disk
+# (~0.4 s). tests/run.sh makes one for both its passes; without it, the first process to
+# load this file makes one for its session, a fresh private folder, and removes it at the
+# end. The test workers and the processes started with this environment inherit it. Its
+# size cap makes JAX lock the folder, so two workers never read an entry half written.
 _OWN_JAX_CACHE = None
 if "JAX_COMPILATION_CACHE_DIR" not in os.environ:
     _OWN_JAX_CACHE = tempfile.mkdtemp(prefix="keras-gated-tests-jax-cache-")
