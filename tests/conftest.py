@@ -16,9 +16,9 @@ _OWN_JAX_CACHE = None
 if "JAX_COMPILATION_CACHE_DIR" not in os.environ:
     _OWN_JAX_CACHE = tempfile.mkdtemp(prefix="keras-gated-tests-jax-cache-")
     os.environ["JAX_COMPILATION_CACHE_DIR"] = _OWN_JAX_CACHE
-    os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0")
-    os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES", "0")
-    os.environ.setdefault("JAX_COMPILATION_CACHE_MAX_SIZE", str(4 << 30))
+os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0")
+os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES", "0")
+os.environ.setdefault("JAX_COMPILATION_CACHE_MAX_SIZE", str(4 << 30))
 
 # The suite runs what users get: keras-gated imported first sets its CPU defaults
 # (oneDNN on TensorFlow) before Keras imports the backend.

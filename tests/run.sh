@@ -9,7 +9,7 @@
 set -u
 cd "$(dirname "$0")/.."
 status=0
-# One JAX compilation cache for both passes, every compilation kept: the JAX pass then reads
+# One JAX compilation cache for both passes: the JAX pass then reads
 # what the TensorFlow pass's JAX processes compiled, and a caller that sets
 # JAX_COMPILATION_CACHE_DIR (.ci/run, for its two runs of this script) shares it further.
 # On JAX, building a model compiles a random kernel per weight shape, and an eager call an
@@ -18,10 +18,7 @@ if [ -z "${JAX_COMPILATION_CACHE_DIR:-}" ]; then
   JAX_COMPILATION_CACHE_DIR="$(mktemp -d -t keras-gated-tests-jax-cache-XXXXXX)"
   trap 'rm -rf "$JAX_COMPILATION_CACHE_DIR"' EXIT
 fi
-export JAX_COMPILATION_CACHE_DIR
-export JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS=${JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS:-0}
-export JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES=${JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES:-0}
-export JAX_COMPILATION_CACHE_MAX_SIZE=${JAX_COMPILATION_CACHE_MAX_SIZE:-$((4 << 30))}
+export JAX_COMPILATION_CACHE_DIR  # tests/conftest.py sets how it keeps entries
 # The tests' nets are small and see a few images: compiling them takes most of the JAX
 # pass, running them little. XLA's code generator at optimisation level 0 compiles about a
 # third faster (models/test_families.py, test_mixed_precision.py and
