@@ -23,7 +23,7 @@
 #      0.01, 10 epochs with a random tenth of the training split held out (seed 0): whether
 #      a negative b_T trains it whatever H is (science row 48; the ReLU runs of queue.sh b
 #      started H and T from one kernel) -> reinit.hwbt.highwayfc50.relu.bT<b>.lr<lr>.val10.
-#      About 15 CPU-minutes each.
+#      2 to 4 CPU-minutes each.
 PAPER=highway
 # shellcheck source=../tools/queue.sh
 . "$(dirname "$0")/../tools/queue.sh"
