@@ -6,12 +6,16 @@ is significant (Welch's t-test, its p-value printed).
     python -m experiments.residual_gates.seed_table --pair gplainnet resnetfc   # any two families
     python -m experiments.residual_gates.seed_table --k      # Table 2: mean k over seeds
     python -m experiments.residual_gates.seed_table --loss   # Fig. 3: last training loss
+    python -m experiments.residual_gates.seed_table --pair resnetfc_preact resnetfc   # §3.1's pre-activation nets
 
 A cell (family, depth d) collects the runs ``rgtable.<model><d>.e20.t1.s<seed>`` of
 ``seeds_queue.sh`` (one thread each) from ``results/``; the first, two-thread run of the
 cell (``rgtable.<model><d>.e20``, the page's original number) is shown beside them and
 left out of the mean. Test error is ``1 − test_accuracy`` of each run's ``metrics.json``,
-in %; mean k is the mean over the net's gates at the last epoch (``gates.csv``).
+in %; mean k is the mean over the net's gates at the last epoch (``gates.csv``). The family
+``resnetfc_preact`` is ``resnetfc`` built with ``preactivation=True`` (§3.1: "with
+pre-activation units the FC ResNets did worse"), its runs named
+``rgtable.resnetfc<d>.preact.e20.t1.s<seed>``; it has no first run.
 
 A gap (gated minus ungated mean error) is *significant* as ``experiments.tools.seeds``
 says: 3 seeds a side and Welch's two-sided p under 5 %; otherwise *within noise*.
@@ -31,7 +35,8 @@ from experiments.tools.seeds import MIN_SEEDS, gap, gap_text, spread, spread_tex
 RESULTS = Path(__file__).resolve().parent / "results"
 DEPTHS = (2, 10, 20, 50, 100)
 PAIRS = (("gresnetfc", "resnetfc"), ("gplainnet", "plainnet"))  # (gated, ungated)
-FAMILIES = ("plainnet", "resnetfc", "gplainnet", "gresnetfc")
+FAMILIES = ("plainnet", "resnetfc", "gplainnet", "gresnetfc", "resnetfc_preact")
+VARIANTS = {"resnetfc_preact": ("resnetfc", ".preact")}  # family -> (model, name infix)
 
 
 def _error(folder: Path) -> float | None:
@@ -43,7 +48,8 @@ def _error(folder: Path) -> float | None:
 
 def cell(results: Path, model: str, depth: int, epochs: int = 20) -> dict:
     """One cell: its seeded runs' test errors (%) and mean k, by seed, and the first run."""
-    name = f"rgtable.{model}{depth}.e{epochs}"
+    base, infix = VARIANTS.get(model, (model, ""))
+    name = f"rgtable.{base}{depth}{infix}.e{epochs}"
     pattern = re.compile(re.escape(name) + r"\.t1\.s(\d+)$")
     errors, ks, losses = {}, {}, {}
     for folder in sorted(results.glob(f"{name}.t1.s*")):

@@ -22,8 +22,9 @@
 #      orders) -> results/fig5.d100.e100.s<seed>/analysis.json. About 2 CPU-hours per pair.
 #   c. §3.1's pre-activation FC ResNets (claims table row 41): resnetfc<d> with
 #      preactivation=True at the five depths, a's recipe and epochs, seeds 0, 1 and 2 ->
-#      rgtable.resnetfc<d>.preact.e20.t1.s<seed>, set against a's resnetfc cells. About
-#      4.5 CPU-hours.
+#      rgtable.resnetfc<d>.preact.e20.t1.s<seed>, set against a's resnetfc cells by
+#      `python -m experiments.residual_gates.seed_table --pair resnetfc_preact resnetfc`.
+#      About 4.5 CPU-hours.
 # Mean +- std over the 3 seeds of each cell: python -m experiments.tools.science_report
 # <run> --root experiments/in_flight/residual_gates for each run, or the runs'
 # metrics.json (test_accuracy) and gates.csv (last epoch's k).

@@ -93,3 +93,14 @@ def test_fig3_reads_each_seeds_last_training_loss(tmp_path):
     rows = table(tmp_path)
     assert rows[3]["cells"]["gresnetfc"]["last_loss"] == {0: 0.20, 1: 0.22, 2: 0.24}
     assert "| 50 | 0.220 ± 0.020 (3) | — | — |" in loss_markdown(rows)
+
+
+def test_the_pre_activation_resnets_are_a_family_of_their_own(tmp_path):
+    for seed, accuracy in enumerate((0.80, 0.81, 0.82)):
+        _run(tmp_path, f"rgtable.resnetfc10.preact.e20.t1.s{seed}", accuracy)
+        _run(tmp_path, f"rgtable.resnetfc10.e20.t1.s{seed}", accuracy + 0.05)
+    rows = table(tmp_path)
+    assert rows[1]["cells"]["resnetfc_preact"]["errors"].keys() == {0, 1, 2}
+    assert rows[1]["cells"]["resnetfc"]["errors"].keys() == {0, 1, 2}  # not mixed with the preact runs
+    text = pair_markdown(rows, "resnetfc_preact", "resnetfc")
+    assert "| 10 | 19.00 ± 1.00 (3) | 14.00 ± 1.00 (3) | +5.00, p = 0.004: significant |" in text
