@@ -24,7 +24,7 @@
 #      preactivation=True at the five depths, a's recipe and epochs, seeds 0, 1 and 2 ->
 #      rgtable.resnetfc<d>.preact.e20.t1.s<seed>, set against a's resnetfc cells by
 #      `python -m experiments.residual_gates.seed_table --pair resnetfc_preact resnetfc`.
-#      About 4.5 CPU-hours.
+#      About 1 CPU-hour (30 s to 15 min a run).
 # Mean +- std over the 3 seeds of each cell: python -m experiments.tools.science_report
 # <run> --root experiments/in_flight/residual_gates for each run, or the runs'
 # metrics.json (test_accuracy) and gates.csv (last epoch's k).

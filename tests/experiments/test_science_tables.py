@@ -1,5 +1,6 @@
 """docs/science.md's seeded tables are what the tools print from the committed records:
-every data row of `seed_table` (Table 1, the G-PlainNet/ResNet pair, Table 2, Fig. 3),
+every data row of `seed_table` (Table 1, the G-PlainNet/ResNet and pre-/post-activation
+ResNet pairs, Table 2, Fig. 3),
 `fig5_seeds` and `seed_pair` appears verbatim on the page."""
 
 import contextlib
@@ -28,6 +29,7 @@ def _printed(main, argv: list[str]) -> list[str]:
 @pytest.mark.parametrize("main, argv", [
     (seed_table.main, []),
     (seed_table.main, ["--pair", "gplainnet", "resnetfc"]),
+    (seed_table.main, ["--pair", "resnetfc_preact", "resnetfc"]),
     (seed_table.main, ["--k"]),
     (seed_table.main, ["--loss"]),
     (fig5_seeds.main, []),
