@@ -5,7 +5,12 @@
 #
 #   nohup taskset -c 1 bash experiments/releases/queue.sh > /dev/null 2>&1 &
 #
-# and start the same command again after a crash, a kill or a new session: an unfinished
+# and, to train the second release beside the first on the other core, a second queue that
+# names its run (it leaves the rest to the first, which skips a run the second is training):
+#
+#   ONLY='release.preactresnet20.*' nohup taskset -c 0 bash experiments/releases/queue.sh > /dev/null 2>&1 &
+#
+# Start the same commands again after a crash, a kill or a new session: an unfinished
 # run resumes from its last epoch's backup (experiments/in_flight/releases/<run>/, committed
 # while it is in flight by experiments/tools/hand_over.sh). Every run trains on the
 # TensorFlow backend, which trains these nets about 3.5 times as fast as JAX on one core.

@@ -9,8 +9,11 @@
 # backup: after a crash, a kill or a new session, start the same command again. A run that
 # fails otherwise (e.g. the library does not import while someone edits it) is retried
 # after each of $RETRY_WAITS seconds, and the paper's list is walked a second time at the
-# end. $RESULTS/queue.log says what started and ended. At most one queue per paper runs at
-# a time ($LOG_DIR/queue.lock).
+# end. $RESULTS/queue.log says what started and ended. One queue per paper runs at a time
+# ($LOG_DIR/queue.lock), and beside it at most one more that sets ONLY=<glob>: it takes
+# only the runs whose name the glob matches (ONLY='release.preactresnet20.*' trains that
+# run on the second core while the first queue works through the rest; $LOG_DIR/queue.1.lock).
+# A run whose folder another process is training (its run.lock held) is left to it.
 set -u
 cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
 
@@ -29,10 +32,20 @@ if ! "$PYTHON" -c "import keras" 2> /dev/null; then
   exit 2
 fi
 
+ONLY=${ONLY:-}
 exec 9> "$LOG_DIR/queue.lock"
 if ! flock -n 9; then
-  echo "queue: another $PAPER queue holds $LOG_DIR/queue.lock; not starting a second one" >&2
-  exit 1
+  exec 9>&-
+  if [ -z "$ONLY" ]; then
+    echo "queue: another $PAPER queue holds $LOG_DIR/queue.lock; not starting a second one" \
+      "(a second one must name its runs: ONLY=<glob>)" >&2
+    exit 1
+  fi
+  exec 9> "$LOG_DIR/queue.1.lock"
+  if ! flock -n 9; then
+    echo "queue: two $PAPER queues already run here; not starting a third" >&2
+    exit 1
+  fi
 fi
 
 note() { echo "$(date -u '+%Y-%m-%d %H:%M:%S') $*" >> "$RESULTS/queue.log"; }
@@ -73,6 +86,12 @@ keep() {
 run() {
   local name=$1 dataset=${DATASET:-fashion_mnist}; shift
   local out="$SCIENCE_RUNS/$name" log="$LOG_DIR/$name.log" state
+  # shellcheck disable=SC2053  # ONLY is a glob
+  [ -z "$ONLY" ] || [[ $name == $ONLY ]] || return 0
+  if [ -f "$out/run.lock" ] && ! flock -n "$out/run.lock" true; then
+    note "skip $name: another process is training it ($out/run.lock)"
+    return 0
+  fi
   state=$(status_of "$name")
   case "$state" in
     "") ;;

@@ -320,3 +320,36 @@ def test_the_highway_seeds_queue_searches_the_plain_net_at_50_and_100_layers_bef
                         (100, {"activation": "relu", "lr": 0.01})):
         picked = json.loads((results / f"hwfig1s.plainnet{depth}.search.json").read_text())
         assert picked["best"] == best and len(picked["runs"]) == 8
+
+
+def _held(path: Path) -> bool:
+    return path.exists() and subprocess.run(["flock", "-n", str(path), "true"]).returncode != 0
+
+
+def test_a_second_queue_takes_only_the_runs_it_names_and_leaves_a_run_another_process_holds(tmp_path):
+    import time
+
+    script = ROOT / "experiments" / "releases" / "queue.sh"
+    logs, held_run = tmp_path / "runs" / "logs", tmp_path / "runs" / "release.gresnet20.e100"
+    logs.mkdir(parents=True)
+    held_run.mkdir()
+    # Another queue of the paper holds its lock; another process trains the gresnet20 run.
+    holder = subprocess.Popen(["flock", str(logs / "queue.lock"),
+                               "flock", str(held_run / "run.lock"), "sleep", "120"])
+    try:
+        for _ in range(100):
+            if _held(logs / "queue.lock") and _held(held_run / "run.lock"):
+                break
+            time.sleep(0.05)
+        refused = subprocess.run(["bash", str(script)], env=_env(tmp_path, _stand_in(tmp_path)),
+                                 capture_output=True, text=True, timeout=300)
+        assert refused.returncode == 1 and "ONLY=<glob>" in refused.stderr
+        assert not (tmp_path / "calls").exists()
+        calls = _queue(tmp_path, script, ONLY="release.*")
+    finally:
+        holder.kill()
+        holder.wait()
+    assert _outs(calls) == ["release.preactresnet20.e100"]
+    log = (tmp_path / "results" / "queue.log").read_text()
+    assert "skip release.gresnet20.e100: another process is training it" in log
+    assert not (tmp_path / "results" / "release.gresnet20.e100").exists()
