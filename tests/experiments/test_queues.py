@@ -5,6 +5,7 @@ import json
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -327,8 +328,6 @@ def _held(path: Path) -> bool:
 
 
 def test_a_second_queue_takes_only_the_runs_it_names_and_leaves_a_run_another_process_holds(tmp_path):
-    import time
-
     script = ROOT / "experiments" / "releases" / "queue.sh"
     logs, held_run = tmp_path / "runs" / "logs", tmp_path / "runs" / "release.gresnet20.e100"
     logs.mkdir(parents=True)
