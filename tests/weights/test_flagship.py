@@ -1,6 +1,7 @@
-"""The flagship release, G-WRN-28-10 on CIFAR-10 (trained in one GPU lease): it loads by
-tag from the checkout and from the Hub, its weights stored in bfloat16 (exactly what the
-lease evaluated), every shard pinned and within the shard size."""
+"""The flagship release, G-WRN-28-10 on CIFAR-10 (trained in one GPU lease), and its
+ungated twin WRN-28-10 (another lease): they load by tag from the checkout and from the
+Hub, their weights stored in bfloat16 (exactly what the lease evaluated), every shard
+pinned and within the shard size."""
 
 from __future__ import annotations
 
@@ -26,10 +27,12 @@ WEIGHT_ID = "gwrn_28_10.cifar10"
 FOLDER = ROOT / "zoo" / WEIGHT_ID
 
 
-def test_the_flagship_is_released_sharded_in_bfloat16_with_its_lease_record():
-    cfg = get_pretrained_cfg(WEIGHT_ID)
+@pytest.mark.parametrize("weight_id, paper_number", [(WEIGHT_ID, "96.35 %"), ("wrn_28_10.cifar10", "3.89 %")])
+def test_the_lease_releases_are_sharded_in_bfloat16_with_their_lease_record(weight_id, paper_number):
+    folder = ROOT / "zoo" / weight_id
+    cfg = get_pretrained_cfg(weight_id)
     assert cfg.released and cfg.file_name == SHARD_INDEX and len(cfg.shards) >= 2
-    shards = weight_files(FOLDER / SHARD_INDEX)
+    shards = weight_files(folder / SHARD_INDEX)
     assert all(s.stat().st_size <= MAX_SHARD_BYTES for s in shards)
     dtypes = {}
     for shard in shards:
@@ -40,12 +43,12 @@ def test_the_flagship_is_released_sharded_in_bfloat16_with_its_lease_record():
     assert kernels and all(dtypes[n] == "bfloat16" for n in kernels)
     assert "float32" in dtypes.values()  # the BatchNorm moving statistics
     assert sum(s.stat().st_size for s in shards) < 80_000_000  # 36.5 M parameters, 2 bytes each
-    metrics = json.loads((FOLDER / "metrics.json").read_text())
+    metrics = json.loads((folder / "metrics.json").read_text())
     assert abs(metrics["test_accuracy"] - metrics["gpu_test_accuracy"]) <= 0.003
     assert metrics["test_accuracy"] == cfg.metrics["test_accuracy"]
-    assert metrics["command"].startswith("python -m training.lease run --model gwrn_28_10")
-    card = (FOLDER / "README.md").read_text()
-    assert "96.35 %" in card and "JPEG q75" in card  # the paper's number beside ours
+    assert metrics["command"].startswith(f"python -m training.lease run --model {cfg.arch} ")
+    card = (folder / "README.md").read_text()
+    assert paper_number in card and "JPEG q75" in card  # the paper's number beside ours
 
 
 def test_the_product_card_line_loads_the_flagship_in_a_fresh_process():

@@ -66,7 +66,7 @@ def test_cli_pull_of_planned_weights_says_they_are_planned(monkeypatch, capsys):
     from keras_gated.cli import main
 
     monkeypatch.setattr(huggingface_hub, "snapshot_download", _unreachable)
-    assert main(["pull", "wrn_28_10.cifar10"]) == 2
+    assert main(["pull", "highwaynet.cifar10"]) == 2
     error = capsys.readouterr().err
     assert "internal error" not in error and "IndexError" not in error
-    assert "'wrn_28_10.cifar10' are planned, not released" in error
+    assert "'highwaynet.cifar10' are planned, not released" in error

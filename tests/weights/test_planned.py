@@ -14,7 +14,7 @@ PLANNED = list_pretrained(planned=True)
 
 
 def test_planned_ids_are_registered_models_with_known_recipes():
-    assert {"wrn_28_10.cifar10", "gresnet110.cifar10", "highwaynet50.imagenet2012"} <= set(PLANNED)
+    assert {"highwaynet.cifar10", "gresnet110.cifar10", "highwaynet50.imagenet2012"} <= set(PLANNED)
     for weight_id in PLANNED:
         planned = get_pretrained_cfg(weight_id)
         assert kg.is_model(planned.arch) and not planned.released
@@ -63,28 +63,27 @@ def test_imagenet_plans_say_what_is_missing():
         kg.HighwayNet50(weights="imagenet2012")
 
 
-@pytest.mark.skipif(keras.backend.backend() != "tensorflow", reason="36 M parameters: TF pass only")
-def test_wrn_28_10_names_the_paper_number():
-    with pytest.raises(ValueError, match=r"3\.89 %.*Zagoruyko") as error:
-        kg.WideResNet(4, 10, dropout=0.3, weights="cifar10")
-    assert "--recipe wrn_cifar" in str(error.value)
-    assert "5.25 GMACs" in str(error.value) or "5.24 GMACs" in str(error.value)
+def test_highwaynet_names_the_paper_number():
+    with pytest.raises(ValueError, match=r"7\.76 %.*Highway Networks Table 1") as error:
+        kg.HighwayNet(weights="cifar10")
+    assert "--recipe highway_cifar" in str(error.value)
+    macs = count_macs(kg.HighwayNet(weights=None)) / 1e9
+    assert f"{macs:.2f} GMACs" in str(error.value)
 
 
 def test_wide_resnets_default_to_the_papers_headline_net():
     """``GWideResNet()`` / ``WideResNet()`` are (n, w) = (4, 10), so the product card's
     ``GWideResNet(weights="cifar10")`` names gwrn_28_10.cifar10 (released: see
-    tests/weights/test_flagship.py) and ``WideResNet(weights="cifar10")`` wrn_28_10.cifar10
-    (refused, planned, before anything is built)."""
+    tests/weights/test_flagship.py) and ``WideResNet(weights="cifar10")`` wrn_28_10.cifar10,
+    its ungated twin (released too)."""
     import inspect
 
     for constructor in (kg.GWideResNet, kg.WideResNet):
         parameters = inspect.signature(constructor).parameters
         assert (parameters["n"].default, parameters["widen_factor"].default) == (4, 10)
-    assert kg.get_pretrained_cfg("gwrn_28_10.cifar10").released
-    with pytest.raises(PlannedWeightsError, match=r"wrn_28_10\.cifar10") as error:
-        kg.WideResNet(weights="cifar10")
-    assert "3.89 %" in str(error.value)
+    for weight_id in ("gwrn_28_10.cifar10", "wrn_28_10.cifar10"):
+        cfg = kg.get_pretrained_cfg(weight_id)
+        assert cfg.released and cfg.arch == weight_id.split(".")[0]
 
 
 @pytest.mark.skipif(keras.backend.backend() != "tensorflow", reason="36 M parameters: TF pass only")
@@ -98,19 +97,19 @@ def test_gwide_resnet_without_arguments_is_g_wrn_28_10():
 def test_cli_info_lists_planned_weights(capsys):
     from keras_gated.cli import main
 
-    assert main(["info", "wrn_28_10"]) == 0
+    assert main(["info", "highwaynet"]) == 0
     out = capsys.readouterr().out
-    assert "planned weights: wrn_28_10.cifar10" in out and "3.89 %" in out
-    plan = get_pretrained_cfg("wrn_28_10.cifar10").plan
+    assert "planned weights: highwaynet.cifar10" in out and "7.76 %" in out
+    plan = get_pretrained_cfg("highwaynet.cifar10").plan
     assert f"  recipe: {get_recipe(plan.recipe).with_epochs(plan.epochs).describe()}" in out
 
 
 def test_cli_lists_planned_checkpoints(capsys):
     from keras_gated.cli import main
 
-    assert main(["list", "--planned", "wrn*"]) == 0
+    assert main(["list", "--planned", "highwaynet.*"]) == 0
     lines = capsys.readouterr().out.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("wrn_28_10.cifar10") and "3.89 %" in lines[0]
+    assert len(lines) == 1 and lines[0].startswith("highwaynet.cifar10") and "7.76 %" in lines[0]
 
 
 def test_planned_error_names_the_released_weights_of_the_same_family():
@@ -136,7 +135,8 @@ def test_cli_planned_error_is_one_short_paragraph_naming_the_family_releases(arg
 def test_cli_planned_error_without_released_relatives_names_those_of_its_data_set(capsys):
     from keras_gated.cli import main
 
-    assert main(["pull", "wrn_28_10.cifar10"]) == 2
+    assert main(["pull", "highwaynet.cifar10"]) == 2
     error = capsys.readouterr().err
-    assert error.count("\n") == 1 and "wide_resnet" in error
-    assert "gwrn_28_10.cifar10" in error and "gwrn_16_2.cifar10" in error
+    assert error.count("\n") == 1 and "highway_net" in error
+    assert "gwrn_28_10.cifar10" in error and "gresnet20.cifar10" in error
+    assert "highwayfc50.fashion_mnist" not in error
