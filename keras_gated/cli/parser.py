@@ -77,6 +77,9 @@ def _add_zoo_commands(sub) -> None:
     p = sub.add_parser("info", help="show a model or weight id")
     p.add_argument("name", help="model name or weight id (gresnet20, gresnet20.cifar10)")
     p.add_argument("--params", action="store_true", help="build it and count parameters")
+    p.add_argument("--gates", action="store_true",
+                   help="load a gated net's released weights and print each block's gate "
+                        "(k of a Residual Gate, the mean transform-gate bias of a highway block)")
     p.set_defaults(func=Command("zoo", "info_command"))
     p = sub.add_parser("demo", help="classify bundled CIFAR-10 images with gresnet20.cifar10")
     p.add_argument("--weights", default="cifar10", help="tag, file or hf:// reference")

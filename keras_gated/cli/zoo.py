@@ -1,6 +1,6 @@
 """``keras-gated list`` and ``info``: what the zoo holds, read from the registry.
 
-Without ``info --params`` these build nothing: the registry is filled from
+Without ``info --params`` or ``--gates`` these build nothing: the registry is filled from
 ``keras_gated.catalog``'s data file, and Keras is not imported.
 """
 
@@ -49,6 +49,7 @@ def info_command(args: argparse.Namespace) -> int:
     entry = get_model_entry(arch)
     if tag:
         get_pretrained_cfg(args.name)  # neither released nor planned: say so, print nothing
+    gates = trained_gates(arch, tag) if args.gates else None  # refused before any output
     print(f"name:        {entry.name}")
     print(f"family:      {entry.family}")
     print(f"description: {entry.description}")
@@ -76,4 +77,25 @@ def info_command(args: argparse.Namespace) -> int:
         for key, value in vars(cfg).items():
             if key != "weight_id":
                 print(f"    {key + ':':<15}{value}")
+    if gates is not None:
+        print(f"gates of {arch}.{tag} (block: value):")
+        for block, value in gates.items():
+            print(f"  {block:<16}{value:.4f}")
     return 0
+
+
+def trained_gates(arch: str, tag: str | None) -> dict[str, float]:
+    """Each block's gate in the released weights ``arch.tag``: k of a Residual Gate (its
+    opening is g(k) = max(k, 0), Residual Gates eq. 2), or the mean bias b_T of a highway
+    block's transform gate T = sigmoid(W_T x + b_T)."""
+    from keras_gated.gating import gate_values
+
+    if tag is None:
+        example = f"{arch}.{tags_for(arch)[0]}" if tags_for(arch) else "a released weight id"
+        raise ValueError(f"--gates reads trained gates: give a weight id such as {example}, "
+                         f"not the model name {arch!r}.")
+    values = gate_values(keras_gated.create_model(f"{arch}.{tag}"))
+    if not values:
+        raise ValueError(f"{arch}.{tag} has no gates: `keras-gated list --pretrained 'g*'` lists "
+                         "the gated nets' weights.")
+    return dict(values)

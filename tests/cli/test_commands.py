@@ -88,3 +88,23 @@ def test_every_dataset_option_documents_the_image_folder_layout_and_keras_gated_
         flat = " ".join(text.split())
         assert "ROOT/train/<class>/<image>" in flat and "ROOT/test/<class>/<image>" in flat, name
         assert "KERAS_GATED_DATA" in flat, name
+
+
+def test_info_gates_prints_each_blocks_trained_k(capsys):
+    import keras_gated as kg
+    from keras_gated.gating import gate_values
+
+    assert main(["info", "gresnet20.cifar10", "--gates"]) == 0
+    out = capsys.readouterr().out
+    printed = dict(line.split() for line in out.split("(block: value):\n")[1].strip().splitlines())
+    expected = gate_values(kg.create_model("gresnet20.cifar10"))
+    assert list(printed) == list(expected) and len(printed) == 9
+    assert all(float(printed[block]) == pytest.approx(k, abs=5e-5) for block, k in expected.items())
+
+
+@pytest.mark.parametrize("name, says", [("gresnet20", "give a weight id such as gresnet20.cifar10"),
+                                        ("preactresnet20.cifar10", "has no gates")])
+def test_info_gates_refuses_what_has_no_trained_gates_in_one_line(name, says, capsys):
+    assert main(["info", name, "--gates"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and says in captured.err and captured.err.count("\n") == 1
