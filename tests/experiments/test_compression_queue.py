@@ -35,14 +35,18 @@ echo png > "$out/tradeoff.png"; echo card > "$out/README.md"; echo "epoch lines"
 '''
 
 
-def _queue(tmp_path, **extra) -> list[str]:
+def _queue(tmp_path, source_epochs: int = 40, **extra) -> list[str]:
+    """Run the queue with the stand-in; ``source_epochs`` is what the released
+    gresnet20.cifar10's metrics.json records (the 100-epoch runs wait for 100)."""
     python = tmp_path / "python"
     python.write_text(STAND_IN)
     python.chmod(0o755)
+    source = tmp_path / "source_metrics.json"
+    source.write_text(json.dumps({"test_accuracy": 0.88, "epochs": source_epochs}))
     env = {"RUNS": str(tmp_path / "runs"), "RESULTS": str(tmp_path / "results"),
            "PYTHON": str(python), "CALLS": str(tmp_path / "calls"),
            "EVALUATIONS": str(tmp_path / "evaluations"), "PATH": "/usr/bin:/bin",
-           **extra}
+           "SOURCE_METRICS": str(source), **extra}
     result = subprocess.run(["bash", str(QUEUE)], env=env, capture_output=True, text=True,
                             timeout=60)
     assert result.returncode == 0, result.stderr
@@ -144,6 +148,16 @@ def test_a_run_another_queue_holds_is_left_to_it_and_the_queue_goes_on(tmp_path)
     # Once the other queue is gone, the run is taken up again.
     assert [_name(c) for c in _queue(tmp_path)[len(names):]] == ["gresnet20-m05",
                                                                   "gresnet20-m05-scratch"]
+
+
+def test_the_100_epoch_source_adds_the_method_and_lowest_with_30_fine_tuning_epochs(tmp_path):
+    calls = _queue(tmp_path, source_epochs=100, ONLY="gresnet20.e100-*")
+    assert [_name(c) for c in calls] == ["gresnet20.e100-m05", "gresnet20.e100-m05-lowest"]
+    assert all(c.startswith("KERAS_BACKEND=tensorflow ") and " --macs 0.5 " in c
+               and c.split("--epochs 30 ")[1].startswith("--backup-dir") for c in calls)
+    assert "--baseline lowest" in calls[1] and "--baseline" not in calls[0]
+    (tmp_path / "forty").mkdir()
+    assert _queue(tmp_path / "forty", source_epochs=40, ONLY="gresnet20.e100-*") == []
 
 
 def test_only_keeps_the_runs_its_glob_matches(tmp_path):
