@@ -97,7 +97,9 @@ def WideResNet(
         n: basic units per stage (WRN-28-10, the default: n = 4).
         widen_factor: w, the widths are 16w, 32w, 64w (WRN-28-10, the default: w = 10).
             Formerly ``k``, which still works with a DeprecationWarning.
-        dropout: dropout rate inside each unit (0.3 in the paper's CIFAR runs).
+        dropout: dropout rate inside each unit (0.3 in the paper's CIFAR runs, and in
+            ``wrn_28_10.cifar10``, which ``weights="cifar10"`` loads: pass
+            ``dropout=0.3`` to fine-tune it as it was trained).
         batch_norm: False for the normalisation-free net of Residual Gates Table 7.
     """
     return _wide_resnet(n, widen_factor, None, "wrn", dropout=dropout, **kwargs)
