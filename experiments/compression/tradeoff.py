@@ -38,6 +38,8 @@ def points(results: Path = RESULTS) -> list[dict]:
         numbers = json.loads(path.read_text())
         record, measured = numbers["record"], numbers["measured"]
         source = json.loads((path.parent / "metrics.json").read_text()).get("source_weights", "")
+        # A released id can be trained again: its accuracy tells the two sources apart.
+        source = f"{source}, {100 * measured['source']['accuracy']:.2f} %"
         found.append({
             "run": path.parent.name,
             "source": source,
