@@ -91,11 +91,12 @@ def trained_gates(arch: str, tag: str | None) -> dict[str, float]:
     from keras_gated.gating import gate_values
 
     if tag is None:
-        example = f"{arch}.{tags_for(arch)[0]}" if tags_for(arch) else "a released weight id"
+        released = tags_for(arch)
+        example = f"{arch}.{released[0]}" if released else "a released weight id"
         raise ValueError(f"--gates reads trained gates: give a weight id such as {example}, "
                          f"not the model name {arch!r}.")
     values = gate_values(keras_gated.create_model(f"{arch}.{tag}"))
     if not values:
         raise ValueError(f"{arch}.{tag} has no gates: `keras-gated list --pretrained 'g*'` lists "
                          "the gated nets' weights.")
-    return dict(values)
+    return values
