@@ -373,10 +373,11 @@ def record_caveat(folder: Path, caveat: str) -> None:
     set_card_note(folder, CAVEAT_HEADING, caveat)
 
 
-def amend_caveat(folder: Path, caveat: str, register_in: Path = CFGS_DIR,
-                 readme: Path | None = README) -> None:
-    """Set (or, with ``""``, clear) the caveat of a released zoo folder and re-register it:
-    its weights, sha256 pin, Hub id and revision stay as registered."""
+def amend_caveat(folder: Path, caveat: str | None, register_in: Path = CFGS_DIR,
+                 readme: Path | None = README, notes: str | None = None) -> None:
+    """Set (or, with ``""``, clear) the caveat of a released zoo folder, replace its card's
+    notes when ``notes`` is given, and re-register it: its weights, sha256 pin, Hub id and
+    revision stay as registered. ``caveat=None`` keeps the caveat it has."""
     from keras_gated.weights.sources import sha256_of
     from keras_gated.release.zoo_folder import pretrained_cfg_from_folder
 
@@ -389,7 +390,12 @@ def amend_caveat(folder: Path, caveat: str, register_in: Path = CFGS_DIR,
            for name, pin in old.files.items()):  # checked before anything is written
         raise ValueError(f"{folder}'s weights differ from the registered ones (sha256): "
                          "release the run again instead.")
-    record_caveat(folder, caveat)
+    if notes is not None:
+        from keras_gated.release.zoo_folder import set_card_notes
+
+        set_card_notes(folder, notes)
+    if caveat is not None:
+        record_caveat(folder, caveat)
     cfg = pretrained_cfg_from_folder(folder, hf_hub_id=old.hf_hub_id, revision=old.revision)
     register(cfg, register_in)
     if readme is not None:
@@ -433,6 +439,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("give a run folder (or --is-released WEIGHT_ID)")
     if args.remeasure and not args.amend:
         parser.error("--remeasure needs --amend")
+    if args.amend and args.caveat is None and not args.notes and not args.remeasure:
+        parser.error("--amend changes the --caveat (\"\" clears it), the --notes or, with "
+                     "--remeasure, the test accuracy: give one")
     if args.amend:
         return amend(args)
     if args.twin and not args.register:
@@ -454,7 +463,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     def release_run() -> int:
         release(args.run, args.notes, register_in=CFGS_DIR if args.register else None,
-                readme=README if args.register else None, twins=args.twin, caveat=args.caveat,
+                readme=README if args.register else None, twins=args.twin, caveat=args.caveat or "",
                 out=None if args.register else args.out)
         return 0
 
@@ -480,12 +489,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--twin", action="append", default=[], metavar="WEIGHT_ID",
                         help="a released twin (same recipe, budget, seed, data): both cards get "
                         "the comparison table (needs --register)")
-    parser.add_argument("--caveat", default="",
+    parser.add_argument("--caveat", default=None,
                         help="a warning given whenever the weights are loaded (e.g. the run did "
                         "not converge); also written into the card")
     parser.add_argument("--amend", action="store_true",
                         help="RUN is a released zoo/<weight id> folder: only set its --caveat "
-                        "(empty: clear it) and register it again")
+                        "(empty: clear it) and/or replace its card's --notes, and register it "
+                        "again (the weights stay as they are)")
     parser.add_argument("--remeasure", action="store_true",
                         help="with --amend: evaluate the weights on the current architecture "
                         "and record that test accuracy (for weights trained before a change "
@@ -495,8 +505,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def amend(args: argparse.Namespace) -> int:
-    """``--amend``: set (or clear) a released folder's caveat, after ``--remeasure``
-    records its test accuracy on the current architecture; registered again."""
+    """``--amend``: set (or clear) a released folder's caveat and/or replace its card's notes,
+    after ``--remeasure`` records its test accuracy on the current architecture; registered
+    again."""
     try:
         if args.remeasure:
             arch, tag = split_weight_id(args.run.name)
@@ -505,11 +516,14 @@ def amend(args: argparse.Namespace) -> int:
                                 f"{arch} --weights {tag} --dataset {tag}")
             print(f"{args.run.name}: test accuracy now {metrics['test_accuracy']:.4f} "
                   f"(was {metrics['test_accuracy_when_trained']:.4f} when trained)")
-        amend_caveat(args.run, args.caveat)
+        amend_caveat(args.run, args.caveat, notes=args.notes or None)
     except ValueError as error:
         print(f"training.release: error: {error}", file=sys.stderr)
         return 2
-    print(f"{args.run.name}: caveat {'set' if args.caveat.strip() else 'cleared'}, registered again")
+    done = [] if args.caveat is None else [
+        "caveat " + ("set" if args.caveat.strip() else "cleared")]
+    done += ["notes replaced"] if args.notes else []
+    print(f"{args.run.name}: {', '.join(done)}, registered again")
     return 0
 
 
@@ -518,7 +532,7 @@ def release_lease_bundle(args: argparse.Namespace) -> int:
     ``--register``."""
     from training.release_bundle import release_bundle
 
-    folder = release_bundle(args.run, notes=args.notes, caveat=args.caveat,
+    folder = release_bundle(args.run, notes=args.notes, caveat=args.caveat or "",
                             zoo=ROOT / "zoo", out=args.out, into_zoo=args.register,
                             record_caveat=record_caveat)
     if args.register:

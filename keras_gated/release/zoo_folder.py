@@ -593,6 +593,32 @@ def set_card_note(folder: str | os.PathLike, heading: str, markdown: str) -> Non
     card_path.write_text(text)
 
 
+def set_card_notes(folder: str | os.PathLike, markdown: str) -> None:
+    """Replace the prose of the "Notes" section of a zoo folder's card (what ``notes`` wrote
+    at release, up to its first ``###`` subsection) with ``markdown``; its subsections (the
+    caveat, a twin comparison) stay. The weights are not touched, so their sha256 pin holds."""
+    card_path = Path(folder) / CARD_FILE
+    if not card_path.is_file():
+        raise ValueError(f"{folder} has no model card ({CARD_FILE}): not a zoo folder.")
+    text = card_path.read_text()
+    prose = f"{markdown.strip()}\n\n" if markdown.strip() else ""
+    notes = re.search(r"(?m)^## Notes\n\n", text)
+    if notes is None:
+        caveats = re.search(r"(?m)^## Data caveats$", text)
+        if caveats is None:
+            raise ValueError(f"{card_path} is not a keras-gated model card (no 'Data caveats').")
+        if prose:
+            text = text[:caveats.start()] + f"## Notes\n\n{prose}" + text[caveats.start():]
+    else:
+        following = re.compile(r"(?m)^#{2,3} ").search(text, notes.end())
+        stop = following.start() if following else len(text)
+        if not prose and (following is None or following.group() == "## "):
+            text = text[:notes.start()] + text[stop:]  # nothing left in the section
+        else:
+            text = text[:notes.end()] + prose + text[stop:]
+    card_path.write_text(text)
+
+
 def set_caveat(folder: str | os.PathLike, caveat: str) -> None:
     """Record ``caveat`` in a zoo folder's card (front matter, read into
     ``PretrainedCfg.caveat``: a warning whenever the weights are loaded); ``""`` removes

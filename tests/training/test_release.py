@@ -126,6 +126,37 @@ def test_caveat_is_carded_registered_warned_on_load_and_amendable(tmp_path, tiny
     assert (folder / "README.md").read_text() == card  # refused before anything was written
 
 
+def test_amending_the_notes_keeps_the_weights_the_caveat_and_the_twin_table(tmp_path, tiny):
+    cfgs, zoo = tiny.cfgs, tiny.zoo
+    folder = release.release(tiny.train("gresnetfc2"), zoo=zoo, register_in=cfgs,
+                             notes="First words.\n\nSaid twice.\n\nSaid twice.",
+                             caveat="a test caveat.")
+    before = (folder / "README.md").read_text()
+    [cfg] = release.registered_cfgs(cfgs)
+    release.amend_caveat(folder, None, register_in=cfgs, readme=None,
+                         notes="First words.\n\nSaid once.")
+    card = (folder / "README.md").read_text()
+    assert "## Notes\n\nFirst words.\n\nSaid once.\n\n### Caveat\n\na test caveat." in card
+    assert "Said twice" not in card
+    assert card.split("## Notes")[0] == before.split("## Notes")[0]
+    assert card.split("## Data caveats")[1] == before.split("## Data caveats")[1]
+    [amended] = release.registered_cfgs(cfgs)
+    assert amended.caveat == "a test caveat." and amended.sha256 == cfg.sha256
+
+    # Notes removed from a card without subsections: the section goes with them.
+    plain = release.release(tiny.train("resnetfc2"), zoo=zoo, register_in=cfgs, notes="Gone.")
+    release.amend_caveat(plain, None, register_in=cfgs, readme=None, notes="")
+    assert "## Notes" not in (plain / "README.md").read_text()
+
+
+def test_amend_without_anything_to_change_is_refused_in_one_sentence(capsys):
+    with pytest.raises(SystemExit):
+        release.main(["zoo/gresnet20.cifar10", "--amend"])
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err.endswith("--amend changes the --caveat (\"\" clears it), the --notes or, with "
+                        "--remeasure, the test accuracy: give one")
+
+
 def test_a_convolutional_release_without_keras_hub_is_refused_before_anything_is_written(
         tmp_path, monkeypatch):
     import keras
