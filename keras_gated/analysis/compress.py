@@ -16,7 +16,7 @@ into the identity and ``prune`` can then drop it with no change to the function.
    fraction of the source's counted MACs, or a number of blocks) is met;
 3. *prune* those blocks (exactly the pressured net with their g(k) = 0);
 4. *fine-tune* the smaller net for ``epochs`` with plain ``fit``, its learning rate
-   decayed to 0 along a half cosine.
+   (the pressure's, or ``finetune_learning_rate``) decayed to 0 along a half cosine.
 
 Baselines, for measuring what the pressure is worth at the same budget:
 ``"lowest"`` (step 2 on the source's own gates, no pressure), ``"random"`` (seeded
@@ -128,7 +128,7 @@ def choose_blocks(order: Sequence[str], saved: dict[str, int], total: int, *,
 
 
 def check_hyperparameters(*, strength: float, learning_rate: float | None,
-                          batch_size: int) -> None:
+                          batch_size: int, finetune_learning_rate: float | None = None) -> None:
     """Refuse (``ValueError``, one sentence) a pressure strength that is not a finite
     number >= 0, a learning rate that is not a finite number > 0, or a batch size < 1:
     with them training diverges or does nothing, and a folder of NaN weights would be
@@ -140,6 +140,11 @@ def check_hyperparameters(*, strength: float, learning_rate: float | None,
                                           and math.isfinite(learning_rate) and learning_rate > 0):
         raise ValueError(f"learning_rate={learning_rate} must be a finite number > 0 "
                          "(e.g. 0.01).")
+    if finetune_learning_rate is not None and not (
+            isinstance(finetune_learning_rate, numbers.Real)
+            and math.isfinite(finetune_learning_rate) and finetune_learning_rate > 0):
+        raise ValueError(f"finetune_learning_rate={finetune_learning_rate} must be a finite "
+                         "number > 0 (e.g. 0.05), or None for the learning rate's.")
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
         raise ValueError(f"batch_size={batch_size} must be a whole number >= 1.")
 
@@ -217,32 +222,42 @@ class CompressSettings:
     learning_rate: float
     augment: bool
     seed: int
+    finetune_learning_rate: float | None = None
 
     @classmethod
     def resolve(cls, *, macs: float | None, blocks: int | None, epochs: int,
                 pressure_epochs: int | None, strength: float, baseline: str | None,
                 remove: Sequence[str] | None, batch_size: int, learning_rate: float | None,
-                augment: bool, seed: int) -> CompressSettings:
+                augment: bool, seed: int,
+                finetune_learning_rate: float | None = None) -> CompressSettings:
         """``compress``'s arguments checked (``ValueError``, one sentence) and completed:
         ``pressure_epochs`` defaults to ``epochs``, the learning rate to 0.01 (0.1 for
-        ``"scratch"``)."""
+        ``"scratch"``); the fine-tuning starts at the learning rate unless
+        ``finetune_learning_rate`` is given."""
         _check_arguments(macs=macs, blocks=blocks, baseline=baseline, epochs=epochs,
                          pressure_epochs=pressure_epochs)
         check_hyperparameters(strength=strength, learning_rate=learning_rate,
-                              batch_size=batch_size)
+                              batch_size=batch_size, finetune_learning_rate=finetune_learning_rate)
         if learning_rate is None:
             learning_rate = 0.1 if baseline == "scratch" else 0.01
         return cls(macs=macs, blocks=blocks, epochs=epochs,
                    pressure_epochs=epochs if pressure_epochs is None else pressure_epochs,
                    strength=strength, baseline=baseline,
                    remove=list(remove) if remove is not None else None, batch_size=batch_size,
-                   learning_rate=learning_rate, augment=augment, seed=seed)
+                   learning_rate=learning_rate, augment=augment, seed=seed,
+                   finetune_learning_rate=finetune_learning_rate)
 
     @property
     def pressed(self) -> bool:
         """Whether the run has a pressure phase (the method's; for ``"scratch"`` it only
         chooses the architecture)."""
         return self.baseline in (None, "scratch") and self.remove is None
+
+    @property
+    def finetune_rate(self) -> float:
+        """The rate the fine-tuning starts at (then decayed to 0 along a half cosine)."""
+        return self.learning_rate if self.finetune_learning_rate is None else \
+            self.finetune_learning_rate
 
     @property
     def finetune_epochs(self) -> int:
@@ -253,6 +268,8 @@ class CompressSettings:
         """What a backup of the run records, and a resume must give again; with
         ``digests``, what it trains on and from too (a backup of other data is refused)."""
         settings = dict(source=model.name, **dataclasses.asdict(self))
+        if settings["finetune_learning_rate"] is None:  # as backups before the option record it
+            del settings["finetune_learning_rate"]
         if digests:
             settings.update(source_weights=weights_digest(model), training_data=data_digest(data))
         return settings
@@ -352,6 +369,7 @@ def _record(run: CompressSettings, source: keras.Model, smaller: keras.Model,
         "finetune_schedule": "cosine",
         "batch_size": run.batch_size,
         "learning_rate": run.learning_rate,
+        "finetune_learning_rate": run.finetune_rate,
         "augment": run.augment,
         "seed": run.seed,
         "history": choice.history,
@@ -371,6 +389,7 @@ def compress(
     remove: Sequence[str] | None = None,
     batch_size: int = 128,
     learning_rate: float | None = None,
+    finetune_learning_rate: float | None = None,
     augment: bool = False,
     seed: int = 0,
     verbose: int = 0,
@@ -399,6 +418,9 @@ def compress(
         learning_rate: SGD's rate, held during the pressure and decayed to 0 along a half
             cosine during fine-tuning (default 0.01; 0.1 for ``"scratch"``, the rate a
             fresh pre-activation net is trained at).
+        finetune_learning_rate: the rate the fine-tuning starts at instead (then decayed
+            to 0 along the same half cosine), e.g. a larger one that lets the smaller net
+            move further from the source's weights; the pressure keeps ``learning_rate``.
         augment: random flips and padded crops of ``(x, y)`` images during training.
         seed: seeds Keras (initialisation), each epoch's order, the random baseline and
             the augmentation.
@@ -414,7 +436,8 @@ def compress(
     run = CompressSettings.resolve(
         macs=macs, blocks=blocks, epochs=epochs, pressure_epochs=pressure_epochs,
         strength=strength, baseline=baseline, remove=remove, batch_size=batch_size,
-        learning_rate=learning_rate, augment=augment, seed=seed)
+        learning_rate=learning_rate, augment=augment, seed=seed,
+        finetune_learning_rate=finetune_learning_rate)
     candidates = compressible_blocks(model)
     if not candidates:
         raise ValueError(not_compressible(model))
@@ -426,7 +449,7 @@ def compress(
     choice = _press_and_choose(work, data, candidates, run, fit_args)
     smaller, before_finetune = _close_and_prune(work, choice.removed, model, run)
     choice.history["finetune"] = train_phase(
-        smaller, data, epochs=run.finetune_epochs, learning_rate=run.learning_rate,
+        smaller, data, epochs=run.finetune_epochs, learning_rate=run.finetune_rate,
         schedule="cosine", phase="finetune", **fit_args)
     record = _record(run, model, smaller, candidates, choice)
     if delete_backup:

@@ -76,12 +76,19 @@ def _table(points: dict[str, dict]) -> str:
     return "\n".join(rows)
 
 
+def _finetune_rate(record: dict[str, Any]) -> str:
+    """The fine-tuning's starting rate, where it is not the pressure's."""
+    rate = record.get("finetune_learning_rate", record["learning_rate"])
+    return "" if rate == record["learning_rate"] else f" (the fine-tuning from {rate})"
+
+
 def compression_recipe(record: dict[str, Any]) -> str:
     """The card's "Training recipe" of a compress run, from its record."""
     cosine = record.get("finetune_schedule") == "cosine"
     return (f"keras_gated.compress ({record['method']}): pressure λ={record['pressure']['strength']} "
             f"for {record['pressure']['epochs']} epochs, then {record['finetune_epochs']} epochs of "
             f"fine-tuning; SGD (momentum 0.9, Nesterov), learning rate {record['learning_rate']}"
+            f"{_finetune_rate(record)}"
             f"{' decayed to 0 along a half cosine' if cosine else ''}, "
             f"batch {record['batch_size']}, augmentation {'on' if record['augment'] else 'off'}, "
             f"seed {record['seed']}")

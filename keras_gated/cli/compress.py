@@ -33,7 +33,7 @@ def compress_command_line(args: argparse.Namespace, backend: str) -> str:
     parts += ["--macs", str(args.macs)] if args.macs is not None else ["--blocks", str(args.blocks)]
     parts += ["--epochs", str(args.epochs)]
     for flag in ("weights", "pressure_epochs", "strength", "baseline", "remove_like", "examples",
-                 "batch_size", "learning_rate", "seed", "backup_dir"):
+                 "batch_size", "learning_rate", "finetune_learning_rate", "seed", "backup_dir"):
         value = getattr(args, flag)
         if value is not None and (flag, value) not in (("seed", 0),):
             parts += [f"--{flag.replace('_', '-')}", str(value)]
@@ -70,7 +70,9 @@ def run_compression(args: argparse.Namespace, model: keras.Model, train: tuple):
     """``analysis.compress`` of ``model`` on the ``train`` examples, as the options say."""
     options = {k: v for k, v in (("pressure_epochs", args.pressure_epochs),
                                  ("strength", args.strength), ("batch_size", args.batch_size),
-                                 ("learning_rate", args.learning_rate)) if v is not None}
+                                 ("learning_rate", args.learning_rate),
+                                 ("finetune_learning_rate", args.finetune_learning_rate))
+               if v is not None}
     remove = removed_like(args.remove_like)
     verbose = keras_verbose() if args.verbose is None else args.verbose
     with on_stderr():  # Keras's bars and lines, beside the command's own messages

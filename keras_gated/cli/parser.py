@@ -174,6 +174,9 @@ def _add_compress_command(sub) -> None:
                    help="training examples used, drawn at random with --seed (default: all)")
     p.add_argument("--batch-size", type=count(1), default=None)
     p.add_argument("--learning-rate", type=finite(positive=True), default=None, help="SGD learning rate (default 0.01)")
+    p.add_argument("--finetune-learning-rate", type=finite(positive=True), default=None,
+                   help="the rate the fine-tuning starts at, decayed to 0 along a half cosine "
+                        "(default: the learning rate)")
     p.add_argument("--augment", action="store_true", help="random flips and padded crops while training")
     add_class_map(p)
     p.add_argument("--seed", type=int, default=0)

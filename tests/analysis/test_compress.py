@@ -132,6 +132,45 @@ def test_a_backup_of_other_settings_is_refused_with_what_differs(tmp_path):
                  backup_dir=tmp_path / "b")
 
 
+def test_the_fine_tuning_starts_at_its_own_rate_and_the_pressure_keeps_the_learning_rate(
+        tmp_path, monkeypatch):
+    import importlib
+
+    # The module (keras_gated.analysis.compress as an attribute is the function).
+    compression = importlib.import_module("keras_gated.analysis.compress")
+    rates, train_phase = {}, compression.train_phase
+
+    def spy(model, data, *, learning_rate, phase, **kwargs):
+        rates[phase] = learning_rate
+        return train_phase(model, data, learning_rate=learning_rate, phase=phase, **kwargs)
+
+    monkeypatch.setattr(compression, "train_phase", spy)
+    x, y = _data((28, 28, 1), n=16)
+    source = _fc()
+    result = compress(source, (x, y), blocks=1, epochs=1, pressure_epochs=1, batch_size=16,
+                      learning_rate=0.01, finetune_learning_rate=0.05,
+                      backup_dir=tmp_path / "b", delete_backup=False)
+    assert rates == {"pressure": 0.01, "finetune": 0.05}
+    schedule = result.model.optimizer._learning_rate
+    assert schedule.initial_learning_rate == 0.05  # then along the half cosine
+    assert (result.record["learning_rate"], result.record["finetune_learning_rate"]) == (0.01, 0.05)
+    # A backup records the rate: resuming it with another one is refused.
+    with pytest.raises(ValueError, match=r"other settings \(finetune_learning_rate\)"):
+        compress(source, (x, y), blocks=1, epochs=1, pressure_epochs=1, batch_size=16,
+                 learning_rate=0.01, finetune_learning_rate=0.1, backup_dir=tmp_path / "b")
+    # Without it the fine-tuning starts at the learning rate, as before the option.
+    rates.clear()
+    record = compress(source, (x, y), blocks=1, epochs=1, pressure_epochs=1, batch_size=16,
+                      learning_rate=0.02).record
+    assert rates == {"pressure": 0.02, "finetune": 0.02}
+    assert record["finetune_learning_rate"] == record["learning_rate"] == 0.02
+    # ...and its backup records what backups from before the option record, so they resume.
+    settings = compression.CompressSettings.resolve(
+        macs=None, blocks=1, epochs=1, pressure_epochs=1, strength=0.01, baseline=None,
+        remove=None, batch_size=16, learning_rate=0.02, augment=False, seed=0)
+    assert "finetune_learning_rate" not in settings.backup_settings(source, (x, y), False)
+
+
 def test_the_pressure_lowers_the_gates_and_closes_some():
     x, y = _data((28, 28, 1), n=64)
     runs = {strength: compress(_fc(), (x, y), blocks=1, epochs=0, pressure_epochs=2,

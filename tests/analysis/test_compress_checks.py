@@ -44,6 +44,7 @@ def test_a_compress_backup_of_other_data_or_weights_is_refused_naming_it(tmp_pat
     ("strength", -1.0, "strength=-1.0 must be"),
     ("learning_rate", -5.0, "learning_rate=-5.0 must be a finite number > 0"),
     ("learning_rate", float("inf"), "learning_rate=inf must be"),
+    ("finetune_learning_rate", 0.0, "finetune_learning_rate=0.0 must be a finite number > 0"),
 ])
 def test_compress_refuses_bad_hyperparameters_in_one_sentence(option, value, words, tmp_path):
     import keras_gated as kg
@@ -57,7 +58,8 @@ def test_compress_refuses_bad_hyperparameters_in_one_sentence(option, value, wor
 
 @pytest.mark.parametrize("flag, value", [("--strength", "nan"), ("--strength", "-1"),
                                          ("--learning-rate", "-5"), ("--learning-rate", "nan"),
-                                         ("--learning-rate", "0")])
+                                         ("--learning-rate", "0"),
+                                         ("--finetune-learning-rate", "-1")])
 def test_compress_cli_refuses_bad_hyperparameters_while_parsing(flag, value, capsys):
     from keras_gated.cli import build_parser
 
@@ -110,3 +112,21 @@ def test_compress_takes_a_class_map_too(tmp_path):
                                       "d", "--class-map", "tshirt=T-shirt/top"])
     assert args.class_map == [("tshirt", "T-shirt/top")]
     assert "--class-map tshirt=T-shirt/top" in compress_command_line(args, "jax")
+
+
+def test_the_command_line_of_a_run_keeps_its_fine_tuning_rate(tmp_path):
+    from keras_gated.analysis.compress_report import compression_recipe
+    from keras_gated.cli import build_parser
+    from keras_gated.cli.compress import compress_command_line
+
+    args = build_parser().parse_args(["compress", "gresnet20.cifar10", "--macs", "0.5",
+                                      "--epochs", "30", "--finetune-learning-rate", "0.05",
+                                      "--dataset", "cifar10", "--out", str(tmp_path / "o")])
+    assert "--epochs 30 --finetune-learning-rate 0.05 " in compress_command_line(args, "jax")
+    record = {"method": "pressure", "pressure": {"strength": 0.01, "epochs": 2},
+              "finetune_epochs": 30, "learning_rate": 0.01, "finetune_learning_rate": 0.05,
+              "finetune_schedule": "cosine", "batch_size": 128, "augment": True, "seed": 0}
+    assert ("learning rate 0.01 (the fine-tuning from 0.05) decayed to 0 along a half cosine"
+            in compression_recipe(record))
+    record["finetune_learning_rate"] = 0.01
+    assert "learning rate 0.01 decayed" in compression_recipe(record)
