@@ -565,31 +565,47 @@ def _save_model(model: keras.Model, folder: Path, class_names: Sequence[str],
     return sharded
 
 
+def _card_text(folder: str | os.PathLike) -> tuple[Path, str]:
+    """The path and text of a zoo folder's card (``ValueError`` if it has none)."""
+    card_path = Path(folder) / CARD_FILE
+    if not card_path.is_file():
+        raise ValueError(f"{folder} has no model card ({CARD_FILE}): not a zoo folder.")
+    return card_path, card_path.read_text()
+
+
+def _data_caveats_start(card_path: Path, text: str) -> int:
+    """Where the card's "Data caveats" section starts: the "Notes" section goes before it."""
+    caveats = re.search(r"(?m)^## Data caveats$", text)
+    if caveats is None:
+        raise ValueError(f"{card_path} is not a keras-gated model card (no 'Data caveats').")
+    return caveats.start()
+
+
+def _next_heading(text: str, start: int) -> re.Match | None:
+    """The first heading of level 2 or 3 at or after ``start``."""
+    return re.compile(r"(?m)^#{2,3} ").search(text, start)
+
+
 def set_card_note(folder: str | os.PathLike, heading: str, markdown: str) -> None:
     """Write ``### heading`` + ``markdown`` into the "Notes" section of a zoo folder's card,
     replacing an earlier subsection of that heading (the weights are not touched, so their
     sha256 pin holds); an empty ``markdown`` removes the subsection. E.g. the comparison of
     twins released one after the other. A folder that is already published must be
     published again afterwards."""
-    card_path = Path(folder) / CARD_FILE
-    if not card_path.is_file():
-        raise ValueError(f"{folder} has no model card ({CARD_FILE}): not a zoo folder.")
-    text = card_path.read_text()
+    card_path, text = _card_text(folder)
     subsection = f"### {heading}\n\n{markdown.strip()}\n\n" if markdown.strip() else ""
     found = re.search(rf"(?m)^### {re.escape(heading)}\n", text)
     if not found and not subsection:
         return
     if found:  # replace it, up to the next heading of level 2 or 3 (or the end)
-        following = re.compile(r"(?m)^#{2,3} ").search(text, found.end())
+        following = _next_heading(text, found.end())
         stop = following.start() if following else len(text)
         text = text[:found.start()] + subsection + text[stop:]
     else:
-        caveats = re.search(r"(?m)^## Data caveats$", text)
-        if caveats is None:
-            raise ValueError(f"{card_path} is not a keras-gated model card (no 'Data caveats').")
+        at = _data_caveats_start(card_path, text)
         if not re.search(r"(?m)^## Notes$", text):
             subsection = f"## Notes\n\n{subsection}"
-        text = text[:caveats.start()] + subsection + text[caveats.start():]
+        text = text[:at] + subsection + text[at:]
     card_path.write_text(text)
 
 
@@ -597,20 +613,15 @@ def set_card_notes(folder: str | os.PathLike, markdown: str) -> None:
     """Replace the prose of the "Notes" section of a zoo folder's card (what ``notes`` wrote
     at release, up to its first ``###`` subsection) with ``markdown``; its subsections (the
     caveat, a twin comparison) stay. The weights are not touched, so their sha256 pin holds."""
-    card_path = Path(folder) / CARD_FILE
-    if not card_path.is_file():
-        raise ValueError(f"{folder} has no model card ({CARD_FILE}): not a zoo folder.")
-    text = card_path.read_text()
+    card_path, text = _card_text(folder)
     prose = f"{markdown.strip()}\n\n" if markdown.strip() else ""
     notes = re.search(r"(?m)^## Notes\n\n", text)
     if notes is None:
-        caveats = re.search(r"(?m)^## Data caveats$", text)
-        if caveats is None:
-            raise ValueError(f"{card_path} is not a keras-gated model card (no 'Data caveats').")
+        at = _data_caveats_start(card_path, text)
         if prose:
-            text = text[:caveats.start()] + f"## Notes\n\n{prose}" + text[caveats.start():]
+            text = text[:at] + f"## Notes\n\n{prose}" + text[at:]
     else:
-        following = re.compile(r"(?m)^#{2,3} ").search(text, notes.end())
+        following = _next_heading(text, notes.end())
         stop = following.start() if following else len(text)
         if not prose and (following is None or following.group() == "## "):
             text = text[:notes.start()] + text[stop:]  # nothing left in the section
