@@ -523,7 +523,7 @@ def amend(args: argparse.Namespace) -> int:
     done = [] if args.caveat is None else [
         "caveat " + ("set" if args.caveat.strip() else "cleared")]
     done += ["notes replaced"] if args.notes else []
-    print(f"{args.run.name}: {', '.join(done)}, registered again")
+    print(f"{args.run.name}: {', '.join(done + ['registered again'])}")
     return 0
 
 
