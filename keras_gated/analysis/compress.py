@@ -136,15 +136,12 @@ def check_hyperparameters(*, strength: float, learning_rate: float | None,
     if not (isinstance(strength, numbers.Real) and math.isfinite(strength) and strength >= 0):
         raise ValueError(f"strength={strength} must be a finite number >= 0 (the pressure λ, "
                          "e.g. 0.01).")
-    if learning_rate is not None and not (isinstance(learning_rate, numbers.Real)
-                                          and math.isfinite(learning_rate) and learning_rate > 0):
-        raise ValueError(f"learning_rate={learning_rate} must be a finite number > 0 "
-                         "(e.g. 0.01).")
-    if finetune_learning_rate is not None and not (
-            isinstance(finetune_learning_rate, numbers.Real)
-            and math.isfinite(finetune_learning_rate) and finetune_learning_rate > 0):
-        raise ValueError(f"finetune_learning_rate={finetune_learning_rate} must be a finite "
-                         "number > 0 (e.g. 0.05), or None for the learning rate's.")
+    for name, rate, example in (("learning_rate", learning_rate, "(e.g. 0.01)."),
+                                ("finetune_learning_rate", finetune_learning_rate,
+                                 "(e.g. 0.05), or None for the learning rate's.")):
+        if rate is not None and not (isinstance(rate, numbers.Real) and math.isfinite(rate)
+                                     and rate > 0):
+            raise ValueError(f"{name}={rate} must be a finite number > 0 {example}")
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
         raise ValueError(f"batch_size={batch_size} must be a whole number >= 1.")
 
