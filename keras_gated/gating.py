@@ -154,6 +154,9 @@ from keras_gated.layers.residual_gate import ResidualGate  # noqa: E402
 
 
 def _walk(model: keras.Model):
+    if isinstance(model, keras.distillation.Distiller):  # its gates are the student's:
+        yield from _walk(model.student)  # the teacher is frozen
+        return
     for layer in model.layers:
         if isinstance(layer, keras.Model):
             yield from _walk(layer)

@@ -36,7 +36,8 @@
 #   (b) random (not at 0.35, where it is (a): all six removable blocks go), (c) scratch
 #   with the method's architecture; then gwrn_16_2.cifar10 at 0.5: the method, (a) and (c);
 #   then gresnet20 at 0.5, (a) with 15 fine-tuning epochs; then, once the 100-epoch
-#   gresnet20.cifar10 is released, the method and (a) at 0.5 from it, 30 fine-tuning epochs.
+#   gresnet20.cifar10 is released, the method and (a) at 0.5 from it, 30 fine-tuning epochs,
+#   and the method again fine-tuned longer, faster, and taught by its source.
 set -u
 cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
 RUNS=${RUNS:-experiments/in_flight/compression}
@@ -158,5 +159,10 @@ if grep -Eq '"epochs": *100(\.0)? *[,}]' "${SOURCE_METRICS:-zoo/gresnet20.cifar1
   # lost five of its nine blocks (the pressure keeps 0.01, so the blocks removed are the same).
   compress gresnet20.e100-m05-lr05 gresnet20.cifar10 --macs 0.5 --epochs 30 \
     --finetune-learning-rate 0.05
+  # ...and that again with the source as teacher (knowledge distillation, α 0.9 at
+  # temperature 4): the four blocks left fit the labels to only ~91 %; do they follow the
+  # nine-block net's outputs further?
+  compress gresnet20.e100-m05-kd gresnet20.cifar10 --macs 0.5 --epochs 30 \
+    --finetune-learning-rate 0.05 --distill 0.9
 fi
 note "queue $slot done (ONLY=${ONLY:-*}): every run it may take has ended or is another queue's"

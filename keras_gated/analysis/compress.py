@@ -16,7 +16,10 @@ into the identity and ``prune`` can then drop it with no change to the function.
    fraction of the source's counted MACs, or a number of blocks) is met;
 3. *prune* those blocks (exactly the pressured net with their g(k) = 0);
 4. *fine-tune* the smaller net for ``epochs`` with plain ``fit``, its learning rate
-   (the pressure's, or ``finetune_learning_rate``) decayed to 0 along a half cosine.
+   (the pressure's, or ``finetune_learning_rate``) decayed to 0 along a half cosine; with
+   ``distill`` = α > 0 the source teaches it (``keras_gated.training.distill``):
+
+       L = (1 − α) · CE(y, ŷ) + α · T² · KL(softmax(z_source / T) ‖ softmax(z / T)).
 
 Baselines, for measuring what the pressure is worth at the same budget:
 ``"lowest"`` (step 2 on the source's own gates, no pressure), ``"random"`` (seeded
@@ -40,6 +43,7 @@ import numpy as np
 from keras_gated.flops import count_macs
 from keras_gated.gating import gated_blocks, residual_gate_of
 from keras_gated.models.prune import prune, removable_blocks
+from keras_gated.training.distill import DEFAULT_TEMPERATURE, Distillation
 from keras_gated.training.phases import PhaseBackup, data_digest, train_phase, weights_digest
 
 BASELINES = ("lowest", "random", "scratch")
@@ -220,21 +224,32 @@ class CompressSettings:
     augment: bool
     seed: int
     finetune_learning_rate: float | None = None
+    distill: float | None = None
+    temperature: float = DEFAULT_TEMPERATURE
 
     @classmethod
     def resolve(cls, *, macs: float | None, blocks: int | None, epochs: int,
                 pressure_epochs: int | None, strength: float, baseline: str | None,
                 remove: Sequence[str] | None, batch_size: int, learning_rate: float | None,
-                augment: bool, seed: int,
-                finetune_learning_rate: float | None = None) -> CompressSettings:
+                augment: bool, seed: int, finetune_learning_rate: float | None = None,
+                distill: float | None = None,
+                temperature: float | None = None) -> CompressSettings:
         """``compress``'s arguments checked (``ValueError``, one sentence) and completed:
         ``pressure_epochs`` defaults to ``epochs``, the learning rate to 0.01 (0.1 for
         ``"scratch"``); the fine-tuning starts at the learning rate unless
-        ``finetune_learning_rate`` is given."""
+        ``finetune_learning_rate`` is given; the temperature of a distillation is 4 unless
+        given (and given without ``distill``, it is refused)."""
         _check_arguments(macs=macs, blocks=blocks, baseline=baseline, epochs=epochs,
                          pressure_epochs=pressure_epochs)
         check_hyperparameters(strength=strength, learning_rate=learning_rate,
                               batch_size=batch_size, finetune_learning_rate=finetune_learning_rate)
+        if distill is None and temperature is not None:
+            raise ValueError(f"temperature={temperature} sets the distillation's temperature: "
+                             "give distill too (e.g. distill=0.9), or leave the temperature out.")
+        if temperature is None:
+            temperature = DEFAULT_TEMPERATURE
+        if distill is not None:
+            Distillation(distill, temperature)  # checked here, before anything is trained
         if learning_rate is None:
             learning_rate = 0.1 if baseline == "scratch" else 0.01
         return cls(macs=macs, blocks=blocks, epochs=epochs,
@@ -242,7 +257,13 @@ class CompressSettings:
                    strength=strength, baseline=baseline,
                    remove=list(remove) if remove is not None else None, batch_size=batch_size,
                    learning_rate=learning_rate, augment=augment, seed=seed,
-                   finetune_learning_rate=finetune_learning_rate)
+                   finetune_learning_rate=finetune_learning_rate, distill=distill,
+                   temperature=temperature)
+
+    @property
+    def distillation(self) -> Distillation | None:
+        """The fine-tuning's distillation from the source (None: the labels alone)."""
+        return None if self.distill is None else Distillation(self.distill, self.temperature)
 
     @property
     def pressed(self) -> bool:
@@ -265,8 +286,12 @@ class CompressSettings:
         """What a backup of the run records, and a resume must give again; with
         ``digests``, what it trains on and from too (a backup of other data is refused)."""
         settings = dict(source=model.name, **dataclasses.asdict(self))
-        if settings["finetune_learning_rate"] is None:  # as backups before the option record it
+        # Options added later are recorded only when used, as backups made before them
+        # record them: those backups still resume.
+        if settings["finetune_learning_rate"] is None:
             del settings["finetune_learning_rate"]
+        if settings["distill"] is None:
+            del settings["distill"], settings["temperature"]
         if digests:
             settings.update(source_weights=weights_digest(model), training_data=data_digest(data))
         return settings
@@ -367,6 +392,8 @@ def _record(run: CompressSettings, source: keras.Model, smaller: keras.Model,
         "batch_size": run.batch_size,
         "learning_rate": run.learning_rate,
         "finetune_learning_rate": run.finetune_rate,
+        **({"distillation": {"teacher": "source", "weight": run.distill,
+                             "temperature": run.temperature}} if run.distill is not None else {}),
         "augment": run.augment,
         "seed": run.seed,
         "history": choice.history,
@@ -387,6 +414,8 @@ def compress(
     batch_size: int = 128,
     learning_rate: float | None = None,
     finetune_learning_rate: float | None = None,
+    distill: float | None = None,
+    temperature: float | None = None,
     augment: bool = False,
     seed: int = 0,
     verbose: int = 0,
@@ -418,6 +447,9 @@ def compress(
         finetune_learning_rate: the rate the fine-tuning starts at instead (then decayed
             to 0 along the same half cosine), e.g. a larger one that lets the smaller net
             move further from the source's weights; the pressure keeps ``learning_rate``.
+        distill: α in (0, 1]: the fine-tuning learns from the source too (knowledge
+            distillation, the loss of step 4 above); None: from the labels alone.
+        temperature: T of the distillation (default 4).
         augment: random flips and padded crops of ``(x, y)`` images during training.
         seed: seeds Keras (initialisation), each epoch's order, the random baseline and
             the augmentation.
@@ -434,7 +466,7 @@ def compress(
         macs=macs, blocks=blocks, epochs=epochs, pressure_epochs=pressure_epochs,
         strength=strength, baseline=baseline, remove=remove, batch_size=batch_size,
         learning_rate=learning_rate, augment=augment, seed=seed,
-        finetune_learning_rate=finetune_learning_rate)
+        finetune_learning_rate=finetune_learning_rate, distill=distill, temperature=temperature)
     candidates = compressible_blocks(model)
     if not candidates:
         raise ValueError(not_compressible(model))
@@ -445,9 +477,11 @@ def compress(
     work = _copy(model)
     choice = _press_and_choose(work, data, candidates, run, fit_args)
     smaller, before_finetune = _close_and_prune(work, choice.removed, model, run)
+    teacher = _copy(model) if run.distillation is not None else None  # frozen by the phase
     choice.history["finetune"] = train_phase(
         smaller, data, epochs=run.finetune_epochs, learning_rate=run.finetune_rate,
-        schedule="cosine", phase="finetune", **fit_args)
+        schedule="cosine", phase="finetune", teacher=teacher, distillation=run.distillation,
+        **fit_args)
     record = _record(run, model, smaller, candidates, choice)
     if delete_backup:
         backup.delete()

@@ -82,6 +82,15 @@ def _finetune_rate(record: dict[str, Any]) -> str:
     return "" if rate == record["learning_rate"] else f" (the fine-tuning from {rate})"
 
 
+def _distillation(record: dict[str, Any]) -> str:
+    """The fine-tuning's teacher, where it had one."""
+    taught = record.get("distillation")
+    if not taught:
+        return ""
+    return (f", distilled from the source (α={taught['weight']} of the loss on its outputs at "
+            f"temperature {taught['temperature']:g})")
+
+
 def compression_recipe(record: dict[str, Any]) -> str:
     """The card's "Training recipe" of a compress run, from its record."""
     cosine = record.get("finetune_schedule") == "cosine"
@@ -89,7 +98,7 @@ def compression_recipe(record: dict[str, Any]) -> str:
             f"for {record['pressure']['epochs']} epochs, then {record['finetune_epochs']} epochs of "
             f"fine-tuning; SGD (momentum 0.9, Nesterov), learning rate {record['learning_rate']}"
             f"{_finetune_rate(record)}"
-            f"{' decayed to 0 along a half cosine' if cosine else ''}, "
+            f"{' decayed to 0 along a half cosine' if cosine else ''}{_distillation(record)}, "
             f"batch {record['batch_size']}, augmentation {'on' if record['augment'] else 'off'}, "
             f"seed {record['seed']}")
 

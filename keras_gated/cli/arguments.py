@@ -58,6 +58,18 @@ def budget_fraction(text: str) -> float:
     return value
 
 
+def distill_weight(text: str) -> float:
+    """argparse type of ``--distill``: α, the teacher's share of the loss, in (0, 1]."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0.0 < value <= 1.0:
+        raise argparse.ArgumentTypeError(f"give the teacher's share of the loss, above 0 and at "
+                                         f"most 1 (0.9: mostly the teacher), not {text}")
+    return value
+
+
 def count(minimum: int):
     """argparse type: an integer >= ``minimum``."""
 

@@ -33,7 +33,8 @@ def compress_command_line(args: argparse.Namespace, backend: str) -> str:
     parts += ["--macs", str(args.macs)] if args.macs is not None else ["--blocks", str(args.blocks)]
     parts += ["--epochs", str(args.epochs)]
     for flag in ("weights", "pressure_epochs", "strength", "baseline", "remove_like", "examples",
-                 "batch_size", "learning_rate", "finetune_learning_rate", "seed", "backup_dir"):
+                 "batch_size", "learning_rate", "finetune_learning_rate", "distill", "temperature", "seed",
+                 "backup_dir"):
         value = getattr(args, flag)
         if value is not None and (flag, value) not in (("seed", 0),):
             parts += [f"--{flag.replace('_', '-')}", str(value)]
@@ -71,7 +72,8 @@ def run_compression(args: argparse.Namespace, model: keras.Model, train: tuple):
     options = {k: v for k, v in (("pressure_epochs", args.pressure_epochs),
                                  ("strength", args.strength), ("batch_size", args.batch_size),
                                  ("learning_rate", args.learning_rate),
-                                 ("finetune_learning_rate", args.finetune_learning_rate))
+                                 ("finetune_learning_rate", args.finetune_learning_rate),
+                                 ("distill", args.distill), ("temperature", args.temperature))
                if v is not None}
     remove = removed_like(args.remove_like)
     verbose = keras_verbose() if args.verbose is None else args.verbose

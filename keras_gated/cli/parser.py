@@ -18,6 +18,7 @@ from keras_gated.cli.arguments import (
     budget_fraction,
     count,
     dataset_help,
+    distill_weight,
     finite,
     model_name,
     new_folder,
@@ -177,6 +178,11 @@ def _add_compress_command(sub) -> None:
     p.add_argument("--finetune-learning-rate", type=finite(positive=True), default=None,
                    help="the rate the fine-tuning starts at, decayed to 0 along a half cosine "
                         "(default: the learning rate)")
+    p.add_argument("--distill", type=distill_weight, default=None, metavar="ALPHA",
+                   help="fine-tune on the source's outputs too (knowledge distillation): ALPHA "
+                        "in (0, 1] weighs their term, 1 - ALPHA the labels' (e.g. 0.9)")
+    p.add_argument("--temperature", type=finite(positive=True), default=None,
+                   help="the distillation's temperature (default 4; needs --distill)")
     p.add_argument("--augment", action="store_true", help="random flips and padded crops while training")
     add_class_map(p)
     p.add_argument("--seed", type=int, default=0)

@@ -11,6 +11,8 @@ Each module has one job:
 * ``build``: a run built from its settings (data, model, compiled optimiser);
 * ``callbacks``, ``run_dir`` and ``loop``: the resumable fit loop, its backups and logs,
   and the run folder;
+* ``phases``: a run of several training phases (compression's) over that loop, and
+  ``distill``: a phase's loss taught by a frozen teacher (knowledge distillation);
 * ``distribute``: the distribution strategies.
 
 The command-line scripts that use them (``python -m training.train`` and the rest) live

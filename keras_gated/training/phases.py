@@ -34,6 +34,7 @@ import numpy as np
 
 from keras_gated.files import check_not_linked, write_text_atomic
 from keras_gated.training.callbacks import StopOnNaN, read_log
+from keras_gated.training.distill import Distillation, distiller, logits_heads
 from keras_gated.training.loop import fit_resumable
 from keras_gated.training.run_dir import check_no_linked_run_files
 from keras_gated.training.numpy_engine import ArraySource, NumpyBatches
@@ -252,15 +253,20 @@ def _diverged(phase: str):
 def train_phase(model: keras.Model, data, *, epochs: int, batch_size: int,
                 learning_rate: float, schedule: str = "constant", augment: bool = False,
                 seed: int = 0, verbose: int = 0, backup: PhaseBackup | None = None,
-                phase: str = "train") -> list[dict]:
+                phase: str = "train", teacher: keras.Model | None = None,
+                distillation: Distillation | None = None) -> list[dict]:
     """Train ``model`` for ``epochs`` with SGD (momentum 0.9, Nesterov) at
     ``learning_rate``, held (``"constant"``) or along a half cosine to 0 (``"cosine"``),
     through ``fit_resumable``, resuming from ``backup``'s ``phase`` when it has one.
-    ``data``: ``(x, y)`` arrays or anything ``fit`` takes as ``x``. Returns one dict of
-    training metrics per epoch (the phase's ``log.csv``); a diverged phase raises
-    ``ValueError`` and is never backed up."""
+    ``data``: ``(x, y)`` arrays or anything ``fit`` takes as ``x``. With ``teacher`` and
+    ``distillation``, the loss is ``keras_gated.training.distill``'s: the labels' and the
+    (frozen) teacher's, weighted by α (the teacher must be a model of its own: it is
+    frozen). Returns one dict of training metrics per epoch (the phase's ``log.csv``); a
+    diverged phase raises ``ValueError`` and is never backed up."""
     if schedule not in SCHEDULES:
         raise ValueError(f"Unknown schedule {schedule!r}; choose one of {', '.join(SCHEDULES)}.")
+    if (teacher is None) != (distillation is None):
+        raise ValueError("Distillation needs both a teacher and its settings: give both or neither.")
     if epochs == 0:
         return []
     batches = phase_batches(data, batch_size=batch_size, augment=augment, seed=seed)
@@ -268,17 +274,20 @@ def train_phase(model: keras.Model, data, *, epochs: int, batch_size: int,
     steps = _steps_per_epoch(batches)
     if schedule == "cosine" and steps is not None:
         rate = keras.optimizers.schedules.CosineDecay(learning_rate, decay_steps=steps * epochs)
-    model.compile(
-        optimizer=keras.optimizers.SGD(rate, momentum=0.9, nesterov=True),
-        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=from_logits(model)),
-        metrics=["accuracy"],
-    )
-    backup = backup or PhaseBackup(None, {})
-    with backup.phase_folder(phase) as folder:
-        fit_resumable(model, batches, None, epochs=epochs, out=folder, verbose=verbose,
-                      prefix=f"[{phase}]", checkpoints=False, backups=backup.folder is not None,
-                      on_nan=_diverged(phase))
-        rows = read_log(folder / "log.csv")
+    heads = logits_heads(model, teacher) if teacher is not None else contextlib.nullcontext()
+    with heads:
+        trained = model if teacher is None else distiller(teacher, model, distillation)
+        trained.compile(
+            optimizer=keras.optimizers.SGD(rate, momentum=0.9, nesterov=True),
+            loss=keras.losses.SparseCategoricalCrossentropy(from_logits=from_logits(model)),
+            metrics=["accuracy"],
+        )
+        backup = backup or PhaseBackup(None, {})
+        with backup.phase_folder(phase) as folder:
+            fit_resumable(trained, batches, None, epochs=epochs, out=folder, verbose=verbose,
+                          prefix=f"[{phase}]", checkpoints=False,
+                          backups=backup.folder is not None, on_nan=_diverged(phase))
+            rows = read_log(folder / "log.csv")
     # Keras's CSVLogger adds val_ columns, "NA" without validation data.
     return [{k: float(v) for k, v in row.items() if k != "epoch" and v not in ("", "NA", None)}
             for row in rows]

@@ -32,6 +32,7 @@ EVERY_BACKEND_PATHS = (
     "tests/training/test_weight_decay.py",
     "tests/analysis/test_compress.py",  # compression trains under a penalty through fit
     "tests/training/test_phases.py",  # compression's phases resume through the loop
+    "tests/training/test_distill.py",  # a Keras Distiller trains through fit
     "tests/export/test_export.py",
     "tests/export/test_keras_onnx_export.py",
     "tests/keras_hub/test_backbone_and_presets.py",
