@@ -27,7 +27,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = Path(__file__).resolve().parent / "results"
 OUT = ROOT / "docs" / "figures" / "compression_tradeoff.png"
-MARKERS = {"source": "*", "pressure": "o", "lowest": "s", "random": "^", "scratch": "D"}
+MARKERS = {"source": "*", "pressure": "o", "pressure, taught by the source": "P", "lowest": "s",
+           "random": "^", "scratch": "D"}
+TAUGHT = ", taught by the source"  # a run whose fine-tuning distilled the source's outputs
 
 
 def points(results: Path = RESULTS) -> list[dict]:
@@ -43,7 +45,7 @@ def points(results: Path = RESULTS) -> list[dict]:
         found.append({
             "run": path.parent.name,
             "source": source,
-            "method": record["method"],
+            "method": record["method"] + (TAUGHT if record.get("distillation") else ""),
             "budget": record["budget"],
             "removed": record["removed"],
             "compressed": {k: measured["compressed"][k]

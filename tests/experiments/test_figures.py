@@ -265,3 +265,23 @@ def test_every_figure_number_file_is_regenerated_by_a_test_or_is_a_commands_reco
         lines = (figures / name).read_text().splitlines()
         assert lines and all(json.loads(line).get("command", "").count("python -m experiments.tools.")
                              for line in lines), f"{name}: a line without the command that wrote it"
+
+
+def test_a_run_taught_by_its_source_is_drawn_apart_from_the_method(tmp_path):
+    from experiments.compression import tradeoff
+
+    net = {"accuracy": 0.85, "macs": 17_000_000, "seconds_per_image": 3e-4}
+    for run, taught in (("plain", None), ("kd", {"teacher": "source", "weight": 0.9,
+                                                  "temperature": 4.0})):
+        folder = tmp_path / run
+        folder.mkdir()
+        record = {"method": "pressure", "budget": {"macs": 0.5}, "removed": ["b1"],
+                  **({"distillation": taught} if taught else {})}
+        (folder / "compression.json").write_text(json.dumps(
+            {"record": record, "measured": {"source": dict(net, macs=40_000_000),
+                                            "compressed": net}}))
+        (folder / "metrics.json").write_text(json.dumps({"source_weights": "g.cifar10"}))
+    methods = {p["run"]: p["method"] for p in tradeoff.points(tmp_path)}
+    assert methods == {"plain": "pressure", "kd": "pressure, taught by the source"}
+    out = tradeoff.draw(tradeoff.points(tmp_path), tmp_path / "fig.png")
+    assert out.stat().st_size > 1000
