@@ -87,6 +87,9 @@ def run_compression(args: argparse.Namespace, model: keras.Model, train: tuple):
 def compress_command(args: argparse.Namespace) -> int:
     """``keras-gated compress WEIGHT_ID --dataset DATA (--macs F | --blocks N) --epochs E
     --out DIR``."""
+    if args.temperature is not None and args.distill is None:  # before anything is loaded
+        raise ValueError("--temperature sets the distillation's temperature: give --distill "
+                         "too (e.g. --distill 0.9), or leave --temperature out.")
     if args.backup_dir:  # before anything is loaded or trained
         check_backup_folder(Path(args.backup_dir))
     with new_output_folder(args.out) as staging:  # a second run into --out is refused

@@ -196,3 +196,16 @@ def test_cli_command_line_repeats_the_distillation():
                                       "--temperature", "4", "--out", "o"])
     line = compress_command_line(args, "tensorflow")
     assert "--distill 0.9 --temperature 4.0" in line
+
+
+def test_cli_temperature_without_distill_is_refused_in_one_sentence_before_loading(tmp_path):
+    from keras_gated.cli import main
+
+    errors = io.StringIO()
+    with contextlib.redirect_stderr(errors), contextlib.redirect_stdout(io.StringIO()):
+        code = main(["compress", "gresnet20.cifar10", "--dataset", str(tmp_path / "no-data"),
+                     "--macs", "0.5", "--epochs", "1", "--temperature", "2",
+                     "--out", str(tmp_path / "out")])
+    lines = [line for line in errors.getvalue().splitlines() if "error:" in line]
+    assert code == 2 and len(lines) == 1 and "give --distill too" in lines[0]
+    assert not (tmp_path / "out").exists()
