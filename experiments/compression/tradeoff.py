@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from pathlib import Path
 
@@ -81,7 +82,7 @@ def draw(found: list[dict], out: Path = OUT) -> Path:
 
     sources = sorted({p["source"] for p in found})
     colours = dict(zip(sources, plt.rcParams["axes.prop_cycle"].by_key()["color"]))
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), sharey=True)
+    fig, axes = plt.subplots(1, 2, figsize=(11, 5.6), sharey=True)
     for ax, key, label in ((axes[0], "macs", "counted MMACs per image"),
                            (axes[1], "time", "CPU time per image / the source's (same process, one core)")):
         shown = set()
@@ -109,9 +110,11 @@ def draw(found: list[dict], out: Path = OUT) -> Path:
         axes[1].set_title(f"{left_out} of {len(found)} runs left out: timed under a changing load",
                           fontsize=8)
     axes[0].set_ylabel("CIFAR-10 test accuracy")
-    axes[0].legend(fontsize=7, loc="lower right")  # the left panel draws every run
+    # Below both panels, clear of the points: the left panel draws every run.
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=3, fontsize=7, frameon=False)
     fig.suptitle("keras-gated compress: accuracy against cost (experiments/compression/results)")
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.06 + 0.025 * math.ceil(len(labels) / 3), 1, 1))
     out.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(out, dpi=110)
     plt.close(fig)
