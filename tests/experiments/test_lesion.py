@@ -33,4 +33,4 @@ def test_the_committed_gresnet20_analysis_loses_most_in_its_last_stage(capsys):
     means = {stage: s["mean"] for stage, s in found["stages"].items()}
     assert max(means, key=means.get) == "stage3"
     assert main([str(path)]) == 0
-    assert "mildest removal: stage2_unit3, 78.75 % of 85.87 %" in capsys.readouterr().out
+    assert "mildest removal: stage2_unit3, 77.68 % of 88.02 %" in capsys.readouterr().out
