@@ -164,5 +164,9 @@ if grep -Eq '"epochs": *100(\.0)? *[,}]' "${SOURCE_METRICS:-zoo/gresnet20.cifar1
   # nine-block net's outputs further?
   compress gresnet20.e100-m05-kd gresnet20.cifar10 --macs 0.5 --epochs 30 \
     --finetune-learning-rate 0.05 --distill 0.9
+  # It ended 1.42 points below its source, within the goal of 1.5: a second seed says
+  # whether that holds beyond one run.
+  compress gresnet20.e100-m05-kd-s1 gresnet20.cifar10 --macs 0.5 --epochs 30 \
+    --finetune-learning-rate 0.05 --distill 0.9 --seed 1
 fi
 note "queue $slot done (ONLY=${ONLY:-*}): every run it may take has ended or is another queue's"

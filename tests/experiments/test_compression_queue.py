@@ -154,14 +154,15 @@ def test_the_100_epoch_source_adds_the_method_and_lowest_at_30_then_the_method_a
     calls = _queue(tmp_path, source_epochs=100, ONLY="gresnet20.e100-*")
     assert [_name(c) for c in calls] == ["gresnet20.e100-m05", "gresnet20.e100-m05-lowest",
                                          "gresnet20.e100-m05-e60", "gresnet20.e100-m05-lr05",
-                                         "gresnet20.e100-m05-kd"]
+                                         "gresnet20.e100-m05-kd", "gresnet20.e100-m05-kd-s1"]
     epochs = [int(c.split("--epochs ")[-1].split()[0]) for c in calls]  # the last one counts
-    assert epochs == [30, 30, 60, 30, 30]
-    assert [c.count("--finetune-learning-rate 0.05 ") for c in calls] == [0, 0, 0, 1, 1]
-    assert [c.count("--distill 0.9 ") for c in calls] == [0, 0, 0, 0, 1]
+    assert epochs == [30, 30, 60, 30, 30, 30]
+    assert [c.count("--finetune-learning-rate 0.05 ") for c in calls] == [0, 0, 0, 1, 1, 1]
+    assert [c.count("--distill 0.9 ") for c in calls] == [0, 0, 0, 0, 1, 1]
+    assert [c.count("--seed 1 ") for c in calls] == [0, 0, 0, 0, 0, 1]
     assert all(c.startswith("KERAS_BACKEND=tensorflow ") and " --macs 0.5 " in c
                and c.split(f"--epochs {e} ")[1].split("--finetune-learning-rate 0.05 ")[-1]
-               .split("--distill 0.9 ")[-1].startswith("--backup-dir")
+               .split("--distill 0.9 ")[-1].split("--seed 1 ")[-1].startswith("--backup-dir")
                for c, e in zip(calls, epochs))
     assert "--baseline lowest" in calls[1] and "--baseline" not in "".join(calls[:1] + calls[2:])
     (tmp_path / "forty").mkdir()
@@ -212,11 +213,12 @@ def test_the_runs_from_the_100_epoch_source_wait_for_its_release(tmp_path):
     assert not [name for name in before if name.startswith("gresnet20.e100")]
     metrics.write_text(json.dumps({"test_accuracy": 0.9, "epochs": 100, "model": "gresnet20"}))
     calls = _queue(tmp_path / "after", SOURCE_METRICS=str(metrics))
-    assert [_name(c) for c in calls][-5:] == ["gresnet20.e100-m05", "gresnet20.e100-m05-lowest",
+    assert [_name(c) for c in calls][-6:] == ["gresnet20.e100-m05", "gresnet20.e100-m05-lowest",
                                               "gresnet20.e100-m05-e60", "gresnet20.e100-m05-lr05",
-                                              "gresnet20.e100-m05-kd"]
+                                              "gresnet20.e100-m05-kd", "gresnet20.e100-m05-kd-s1"]
     assert all(c.startswith("KERAS_BACKEND=tensorflow compress gresnet20.cifar10 ") and
-               "--macs 0.5" in c and "--epochs 30 --backup-dir" in c for c in calls[-5:-3])
-    assert "--epochs 60 --backup-dir" in calls[-3]
-    assert "--epochs 30 --finetune-learning-rate 0.05 --backup-dir" in calls[-2]
-    assert "--epochs 30 --finetune-learning-rate 0.05 --distill 0.9 --backup-dir" in calls[-1]
+               "--macs 0.5" in c and "--epochs 30 --backup-dir" in c for c in calls[-6:-4])
+    assert "--epochs 60 --backup-dir" in calls[-4]
+    assert "--epochs 30 --finetune-learning-rate 0.05 --backup-dir" in calls[-3]
+    assert "--epochs 30 --finetune-learning-rate 0.05 --distill 0.9 --backup-dir" in calls[-2]
+    assert "--distill 0.9 --seed 1 --backup-dir" in calls[-1]
