@@ -28,9 +28,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = Path(__file__).resolve().parent / "results"
 OUT = ROOT / "docs" / "figures" / "compression_tradeoff.png"
-MARKERS = {"source": "*", "pressure": "o", "pressure, taught by the source": "P", "lowest": "s",
-           "random": "^", "scratch": "D"}
 TAUGHT = ", taught by the source"  # a run whose fine-tuning distilled the source's outputs
+MARKERS = {"source": "*", "pressure": "o", "pressure" + TAUGHT: "P", "lowest": "s",
+           "random": "^", "scratch": "D"}
 
 
 def points(results: Path = RESULTS) -> list[dict]:

@@ -477,10 +477,11 @@ def compress(
     work = _copy(model)
     choice = _press_and_choose(work, data, candidates, run, fit_args)
     smaller, before_finetune = _close_and_prune(work, choice.removed, model, run)
-    teacher = _copy(model) if run.distillation is not None else None  # frozen by the phase
+    distillation = run.distillation
+    teacher = _copy(model) if distillation is not None else None  # frozen by the phase
     choice.history["finetune"] = train_phase(
         smaller, data, epochs=run.finetune_epochs, learning_rate=run.finetune_rate,
-        schedule="cosine", phase="finetune", teacher=teacher, distillation=run.distillation,
+        schedule="cosine", phase="finetune", teacher=teacher, distillation=distillation,
         **fit_args)
     record = _record(run, model, smaller, candidates, choice)
     if delete_backup:

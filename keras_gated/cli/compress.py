@@ -33,8 +33,8 @@ def compress_command_line(args: argparse.Namespace, backend: str) -> str:
     parts += ["--macs", str(args.macs)] if args.macs is not None else ["--blocks", str(args.blocks)]
     parts += ["--epochs", str(args.epochs)]
     for flag in ("weights", "pressure_epochs", "strength", "baseline", "remove_like", "examples",
-                 "batch_size", "learning_rate", "finetune_learning_rate", "distill", "temperature", "seed",
-                 "backup_dir"):
+                 "batch_size", "learning_rate", "finetune_learning_rate", "distill",
+                 "temperature", "seed", "backup_dir"):
         value = getattr(args, flag)
         if value is not None and (flag, value) not in (("seed", 0),):
             parts += [f"--{flag.replace('_', '-')}", str(value)]

@@ -65,17 +65,15 @@ def _head(model: keras.Model) -> keras.layers.Layer:
 def logits_heads(*models: keras.Model) -> Iterator[None]:
     """Inside the block each model's ``predictions`` layer gives logits (its softmax
     lifted); on the way out every lifted softmax is put back, also after an error."""
-    heads = [_head(model) for model in models]
-    lifted = [head for head in heads
+    lifted = [(head, head.activation) for head in map(_head, models)
               if getattr(head.activation, "__name__", None) == "softmax"]
-    softmax = {id(head): head.activation for head in lifted}
     try:
-        for head in lifted:
+        for head, _ in lifted:
             head.activation = keras.activations.linear
         yield
     finally:
-        for head in lifted:
-            head.activation = softmax[id(head)]
+        for head, softmax in lifted:
+            head.activation = softmax
 
 
 def distiller(teacher: keras.Model, student: keras.Model,
