@@ -168,5 +168,13 @@ if grep -Eq '"epochs": *100(\.0)? *[,}]' "${SOURCE_METRICS:-zoo/gresnet20.cifar1
   # whether that holds beyond one run.
   compress gresnet20.e100-m05-kd-s1 gresnet20.cifar10 --macs 0.5 --epochs 30 \
     --finetune-learning-rate 0.05 --distill 0.9 --seed 1
+  # Is the teacher's gain a measured effect? Three seeds of each arm, the same recipe but
+  # for the teacher (seed 0 of the untaught arm is gresnet20.e100-m05-lr05).
+  compress gresnet20.e100-m05-kd-s2 gresnet20.cifar10 --macs 0.5 --epochs 30 \
+    --finetune-learning-rate 0.05 --distill 0.9 --seed 2
+  compress gresnet20.e100-m05-lr05-s1 gresnet20.cifar10 --macs 0.5 --epochs 30 \
+    --finetune-learning-rate 0.05 --seed 1
+  compress gresnet20.e100-m05-lr05-s2 gresnet20.cifar10 --macs 0.5 --epochs 30 \
+    --finetune-learning-rate 0.05 --seed 2
 fi
 note "queue $slot done (ONLY=${ONLY:-*}): every run it may take has ended or is another queue's"
