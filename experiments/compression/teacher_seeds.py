@@ -63,10 +63,10 @@ def comparison(results: Path = RESULTS) -> dict:
     arms = {label: arm_runs(results, arm) for label, arm in ARMS.items()}
     every = [run for runs in arms.values() for run in runs]
     if not every:
-        raise SystemExit(f"no finished run of {' or '.join(ARMS.values())} in {results}: "
+        raise ValueError(f"no finished run of {' or '.join(ARMS.values())} in {results}: "
                          "run experiments/compression/queue.sh first.")
     if len({run["source"] for run in every}) > 1 or len({tuple(run["removed"]) for run in every}) > 1:
-        raise SystemExit("the runs differ in their source or in the blocks they removed, so the "
+        raise ValueError("the runs differ in their source or in the blocks they removed, so the "
                          "arms differ in more than the teacher: compare runs of one source and budget.")
     source = every[0]["source"]
     summary = {}
@@ -106,7 +106,11 @@ def main(argv: list[str] | None = None) -> int:
                         help="the folder of finished runs (default: experiments/compression/results)")
     parser.add_argument("--json", action="store_true", help="print the comparison as JSON")
     args = parser.parse_args(argv)
-    found = comparison(args.results)
+    try:
+        found = comparison(args.results)
+    except ValueError as error:
+        print(f"teacher_seeds: {error}", file=sys.stderr)
+        return 2
     print(json.dumps(found, indent=2) if args.json else markdown(found))
     return 0
 

@@ -62,15 +62,16 @@ def test_two_seeds_a_side_are_too_few_to_tell(tmp_path):
 def test_runs_that_removed_other_blocks_or_started_elsewhere_are_refused(tmp_path):
     _run(tmp_path, ARMS["taught"], 0.866)
     _run(tmp_path, ARMS["untaught"], 0.85, removed=["stage3_unit2"])
-    with pytest.raises(SystemExit, match="differ in their source or in the blocks"):
+    with pytest.raises(ValueError, match="differ in their source or in the blocks"):
         comparison(tmp_path)
     other = tmp_path / "other"
     _run(other, ARMS["taught"], 0.866)
     _run(other, ARMS["untaught"], 0.85, source=0.87)
-    with pytest.raises(SystemExit, match="differ in their source"):
+    with pytest.raises(ValueError, match="differ in their source"):
         comparison(other)
-    with pytest.raises(SystemExit, match="no finished run .* run experiments/compression/queue.sh"):
+    with pytest.raises(ValueError, match="no finished run .* run experiments/compression/queue.sh"):
         comparison(tmp_path / "empty")
+    assert main(["--results", str(other)]) == 2
 
 
 def test_the_page_prints_what_the_command_gives_for_the_kept_records(capsys):
