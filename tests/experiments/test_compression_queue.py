@@ -156,13 +156,13 @@ def test_the_100_epoch_source_adds_the_method_and_lowest_at_30_then_the_method_a
                                          "gresnet20.e100-m05-e60", "gresnet20.e100-m05-lr05",
                                          "gresnet20.e100-m05-kd", "gresnet20.e100-m05-kd-s1",
                                          "gresnet20.e100-m05-kd-s2", "gresnet20.e100-m05-lr05-s1",
-                                         "gresnet20.e100-m05-lr05-s2"]
+                                         "gresnet20.e100-m05-lr05-s2", "gresnet20.e100-m05-kd-e60"]
     epochs = [int(c.split("--epochs ")[-1].split()[0]) for c in calls]  # the last one counts
-    assert epochs == [30, 30, 60, 30, 30, 30, 30, 30, 30]
-    assert [c.count("--finetune-learning-rate 0.05 ") for c in calls] == [0, 0, 0] + [1] * 6
-    assert [c.count("--distill 0.9 ") for c in calls] == [0, 0, 0, 0, 1, 1, 1, 0, 0]
+    assert epochs == [30, 30, 60, 30, 30, 30, 30, 30, 30, 60]
+    assert [c.count("--finetune-learning-rate 0.05 ") for c in calls] == [0, 0, 0] + [1] * 7
+    assert [c.count("--distill 0.9 ") for c in calls] == [0, 0, 0, 0, 1, 1, 1, 0, 0, 1]
     seeds = [int(c.split("--seed ")[1].split()[0]) if "--seed " in c else 0 for c in calls]
-    assert seeds == [0, 0, 0, 0, 0, 1, 2, 1, 2]
+    assert seeds == [0, 0, 0, 0, 0, 1, 2, 1, 2, 0]
     assert all(c.startswith("KERAS_BACKEND=tensorflow ") and " --macs 0.5 " in c
                and c.split(f"--epochs {e} ")[1].split("--finetune-learning-rate 0.05 ")[-1]
                .split("--distill 0.9 ")[-1].split(f"--seed {s} ")[-1].startswith("--backup-dir")
@@ -216,18 +216,22 @@ def test_the_runs_from_the_100_epoch_source_wait_for_its_release(tmp_path):
     assert not [name for name in before if name.startswith("gresnet20.e100")]
     metrics.write_text(json.dumps({"test_accuracy": 0.9, "epochs": 100, "model": "gresnet20"}))
     calls = _queue(tmp_path / "after", SOURCE_METRICS=str(metrics))
-    assert [_name(c) for c in calls][-9:] == ["gresnet20.e100-m05", "gresnet20.e100-m05-lowest",
-                                              "gresnet20.e100-m05-e60", "gresnet20.e100-m05-lr05",
-                                              "gresnet20.e100-m05-kd", "gresnet20.e100-m05-kd-s1",
-                                              "gresnet20.e100-m05-kd-s2",
-                                              "gresnet20.e100-m05-lr05-s1",
-                                              "gresnet20.e100-m05-lr05-s2"]
+    assert [_name(c) for c in calls][-10:] == ["gresnet20.e100-m05", "gresnet20.e100-m05-lowest",
+                                               "gresnet20.e100-m05-e60", "gresnet20.e100-m05-lr05",
+                                               "gresnet20.e100-m05-kd", "gresnet20.e100-m05-kd-s1",
+                                               "gresnet20.e100-m05-kd-s2",
+                                               "gresnet20.e100-m05-lr05-s1",
+                                               "gresnet20.e100-m05-lr05-s2",
+                                               "gresnet20.e100-m05-kd-e60"]
+    runs = calls[-10:]
     assert all(c.startswith("KERAS_BACKEND=tensorflow compress gresnet20.cifar10 ") and
-               "--macs 0.5" in c and "--epochs 30 --backup-dir" in c for c in calls[-9:-7])
-    assert "--epochs 60 --backup-dir" in calls[-7]
-    assert "--epochs 30 --finetune-learning-rate 0.05 --backup-dir" in calls[-6]
-    assert "--epochs 30 --finetune-learning-rate 0.05 --distill 0.9 --backup-dir" in calls[-5]
-    assert "--distill 0.9 --seed 1 --backup-dir" in calls[-4]
-    assert "--distill 0.9 --seed 2 --backup-dir" in calls[-3]
-    assert "--finetune-learning-rate 0.05 --seed 1 --backup-dir" in calls[-2]
-    assert "--finetune-learning-rate 0.05 --seed 2 --backup-dir" in calls[-1]
+               "--macs 0.5" in c for c in runs)
+    assert all("--epochs 30 --backup-dir" in c for c in runs[:2])
+    assert "--epochs 60 --backup-dir" in runs[2]
+    assert "--epochs 30 --finetune-learning-rate 0.05 --backup-dir" in runs[3]
+    assert "--epochs 30 --finetune-learning-rate 0.05 --distill 0.9 --backup-dir" in runs[4]
+    assert "--distill 0.9 --seed 1 --backup-dir" in runs[5]
+    assert "--distill 0.9 --seed 2 --backup-dir" in runs[6]
+    assert "--finetune-learning-rate 0.05 --seed 1 --backup-dir" in runs[7]
+    assert "--finetune-learning-rate 0.05 --seed 2 --backup-dir" in runs[8]
+    assert "--epochs 60 --finetune-learning-rate 0.05 --distill 0.9 --backup-dir" in runs[9]
