@@ -8,8 +8,9 @@ without, over seeds.
 Each arm collects ``<arm>`` (seed 0) and ``<arm>-s<seed>`` from ``results/``; a run counts
 once it has its ``metrics.json``. Per arm: each seed's test accuracy, the mean ± sample
 standard deviation, how far the mean lies below the source (the goal is at most 1.5
-points), which seeds end within it and each seed's training accuracy in its last epoch. The gap (taught − untaught mean) is *significant*
-as ``experiments.tools.seeds`` says: 3 seeds a side and Welch's two-sided p under 5 %.
+points), which seeds end within it and each seed's training accuracy in its last epoch.
+The gap (taught − untaught mean) is *significant* as ``experiments.tools.seeds`` says:
+3 seeds a side and Welch's two-sided p under 5 %.
 Every run must have removed the same blocks from the same source, or the arms would
 differ in more than the teacher; the table refuses otherwise.
 """
@@ -65,9 +66,10 @@ def comparison(results: Path = RESULTS) -> dict:
     if not every:
         raise ValueError(f"no finished run of {' or '.join(ARMS.values())} in {results}: "
                          "run experiments/compression/queue.sh first.")
-    if len({run["source"] for run in every}) > 1 or len({tuple(run["removed"]) for run in every}) > 1:
-        raise ValueError("the runs differ in their source or in the blocks they removed, so the "
-                         "arms differ in more than the teacher: compare runs of one source and budget.")
+    if len({(run["source"], tuple(run["removed"])) for run in every}) > 1:
+        raise ValueError("the runs differ in their source or in the blocks they removed, so "
+                         "the arms differ in more than the teacher: compare runs of one "
+                         "source and budget.")
     source = every[0]["source"]
     summary = {}
     for label, runs in arms.items():
@@ -82,7 +84,8 @@ def comparison(results: Path = RESULTS) -> dict:
 
 def markdown(found: dict) -> str:
     """The comparison as the page prints it: one row per arm, then the gap."""
-    lines = [f"Source: {found['source']:.2f} %; removed in every run: {', '.join(found['removed'])}.",
+    removed = ", ".join(found["removed"])
+    lines = [f"Source: {found['source']:.2f} %; removed in every run: {removed}.",
              "",
              "| arm | run | seeds: test accuracy (%) | mean ± std (n) | below the source "
              f"| within {GOAL_POINTS} points | training accuracy, last epoch (%) |",
@@ -102,8 +105,8 @@ def markdown(found: dict) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--results", type=Path, default=RESULTS,
-                        help="the folder of finished runs (default: experiments/compression/results)")
+    parser.add_argument("--results", type=Path, default=RESULTS, help="the folder of finished "
+                        "runs (default: experiments/compression/results)")
     parser.add_argument("--json", action="store_true", help="print the comparison as JSON")
     args = parser.parse_args(argv)
     try:

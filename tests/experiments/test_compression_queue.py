@@ -150,7 +150,7 @@ def test_a_run_another_queue_holds_is_left_to_it_and_the_queue_goes_on(tmp_path)
                                                                   "gresnet20-m05-scratch"]
 
 
-def test_the_100_epoch_source_adds_the_method_and_lowest_at_30_then_the_method_at_60_and_three_seeds_of_each_teacher_arm(tmp_path):
+def test_the_100_epoch_source_adds_its_runs_in_order_with_their_epochs_rates_and_seeds(tmp_path):
     calls = _queue(tmp_path, source_epochs=100, ONLY="gresnet20.e100-*")
     assert [_name(c) for c in calls] == ["gresnet20.e100-m05", "gresnet20.e100-m05-lowest",
                                          "gresnet20.e100-m05-e60", "gresnet20.e100-m05-lr05",

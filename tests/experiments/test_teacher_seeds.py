@@ -78,9 +78,11 @@ def test_the_page_prints_what_the_command_gives_for_the_kept_records(capsys):
     assert main([]) == 0
     printed = capsys.readouterr().out.strip()
     page = (ROOT / "docs" / "compression.md").read_text()
-    assert printed in page, "docs/compression.md must show `python -m experiments.compression.teacher_seeds`"
+    assert printed in page, ("docs/compression.md must show "
+                             "`python -m experiments.compression.teacher_seeds`")
     # ...and the runs it reads are the ones the queue names.
     queue = (ROOT / "experiments" / "compression" / "queue.sh").read_text()
     for arm in ARMS.values():
-        seeds = [run for run in RESULTS.iterdir() if re.fullmatch(re.escape(arm) + r"(-s\d+)?", run.name)]
+        seeds = [run for run in RESULTS.iterdir()
+                 if re.fullmatch(re.escape(arm) + r"(-s\d+)?", run.name)]
         assert seeds and all(f"compress {run.name} " in queue for run in seeds)
