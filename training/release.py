@@ -373,14 +373,26 @@ def record_caveat(folder: Path, caveat: str) -> None:
     set_card_note(folder, CAVEAT_HEADING, caveat)
 
 
+def check_released_folder(folder: Path, zoo: Path = ROOT / "zoo") -> None:
+    """Refuse, in one sentence, a folder that is not a release's own ``zoo/<weight id>``:
+    amending a copy would register what the zoo does not hold."""
+    if not folder.is_dir():
+        raise ValueError(f"{folder} is not a folder: give a released zoo/<weight id> folder.")
+    if folder.resolve() != (Path(zoo) / folder.name).resolve():
+        raise ValueError(f"{folder} is not in the zoo ({zoo}): --amend changes a release in "
+                         f"place, so give {Path(zoo) / folder.name} itself.")
+
+
 def amend_caveat(folder: Path, caveat: str | None, register_in: Path = CFGS_DIR,
-                 readme: Path | None = README, notes: str | None = None) -> None:
-    """Set (or, with ``""``, clear) the caveat of a released zoo folder, replace its card's
-    notes when ``notes`` is given, and re-register it: its weights, sha256 pin, Hub id and
-    revision stay as registered. ``caveat=None`` keeps the caveat it has."""
+                 readme: Path | None = README, notes: str | None = None,
+                 zoo: Path = ROOT / "zoo") -> None:
+    """Set (or, with ``""``, clear) the caveat of the released folder ``zoo/<weight id>``,
+    replace its card's notes when ``notes`` is given, and re-register it: its weights, sha256
+    pin, Hub id and revision stay as registered. ``caveat=None`` keeps the caveat it has."""
     from keras_gated.weights.sources import sha256_of
     from keras_gated.release.zoo_folder import pretrained_cfg_from_folder
 
+    check_released_folder(folder, zoo)
     weight_id = folder.name
     registered = {cfg.weight_id: cfg for cfg in registered_cfgs(register_in) if cfg.released}
     if weight_id not in registered:
@@ -442,6 +454,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.amend and args.caveat is None and not args.notes and not args.remeasure:
         parser.error("--amend changes the --caveat (\"\" clears it), the --notes or, with "
                      "--remeasure, the test accuracy: give one")
+    if args.amend and not args.register:
+        parser.error("--amend changes a release in zoo/ and registers it again: add --register")
     if args.amend:
         return amend(args)
     if args.twin and not args.register:
@@ -495,7 +509,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--amend", action="store_true",
                         help="RUN is a released zoo/<weight id> folder: only set its --caveat "
                         "(empty: clear it) and/or replace its card's --notes, and register it "
-                        "again (the weights stay as they are)")
+                        "again (the weights stay as they are; needs --register)")
     parser.add_argument("--remeasure", action="store_true",
                         help="with --amend: evaluate the weights on the current architecture "
                         "and record that test accuracy (for weights trained before a change "
@@ -509,6 +523,7 @@ def amend(args: argparse.Namespace) -> int:
     after ``--remeasure`` records its test accuracy on the current architecture; registered
     again."""
     try:
+        check_released_folder(args.run)
         if args.remeasure:
             arch, tag = split_weight_id(args.run.name)
             backend = os.environ.get("KERAS_BACKEND", "tensorflow")

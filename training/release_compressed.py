@@ -1,16 +1,20 @@
 """Release a compressed net as a zoo entry of its own name.
 
-    python -m training.release_compressed runs/c50 --name gresnet20_c50 [--register]
+    python -m training.release_compressed runs/c50 --name gresnet20_c50 --register
+    python -m training.release_compressed runs/c50 --name gresnet20_c50 --out DIR  # zoo/ untouched
 
 Takes the folder ``keras-gated compress ... --out DIR`` wrote (its Keras save,
 ``metrics.json`` and ``compression.json``) and the compressed architecture's name
 (``<source>_c<percent of the source's MACs>``). Builds that architecture
 (``keras_gated.models.compressed``), checks it is the saved net's (same layers, same
-weights layout) and moves the weights into it, writes ``zoo/<name>.<tag>/`` (Keras save,
+weights layout) and moves the weights into it, writes the release folder (Keras save,
 model card, metrics.json, and training_log.csv from the run's per-epoch history), checks
 that ``keras-gated evaluate``'s measurement on it equals metrics.json (as
 ``training.release`` does), and prints the architecture's line and the weights'
-``PretrainedCfg``. ``--register`` adds the line to
+``PretrainedCfg``. The folder is ``zoo/<name>.<tag>/`` with ``--register``, which alone
+writes the zoo, else a new ``DIR/<name>.<tag>/`` (``--out``); it is written and measured
+beside its place and moved in whole, so a release that fails its check leaves what was
+there as it was. ``--register`` adds the line to
 ``keras_gated/models/compressed/architectures.jsonl`` and the config to
 ``keras_gated/models/compressed/compressed.json``, writes the keras-hub preset of a
 convolutional net, and rewrites the zoo tables and the registry snapshot
@@ -203,11 +207,13 @@ def zoo_metrics(run: CompressOutput) -> dict:
 def release_compressed(folder: Path, name: str, *, notes: str = "", zoo: Path = ROOT / "zoo",
                        dataset: str | None = None, register_in: Path | None = None,
                        architectures: Path | None = None, readme: Path | None = None,
-                       catalog: Path | None = None) -> Path:
+                       catalog: Path | None = None, out: Path | None = None) -> Path:
     """Write ``zoo/<name>.<tag>/`` from the compress folder ``folder`` and, with
     ``register_in`` (the families' data folder), register it: the architecture's line into
     ``architectures``, the weights' config into ``register_in``, the keras-hub preset, and,
     when given, the zoo tables of ``readme`` and the registry snapshot ``catalog``.
+    Without ``register_in`` the release goes to a new ``out/<name>.<tag>/`` and the zoo is
+    not touched (``training.release.release_target``).
     ``dataset``: what ``keras-gated evaluate`` measures the folder on (default the tag)."""
     import keras
 
@@ -215,18 +221,22 @@ def release_compressed(folder: Path, name: str, *, notes: str = "", zoo: Path = 
     from keras_gated.analysis.compress_report import compression_notes, compression_recipe
     from keras_gated.analysis.report import TIMING_AGREEMENT
     from keras_gated.evaluation import evaluate
+    from keras_gated.files import exclusive_lock, replace_folder
     from keras_gated.models.compressed import registered
     from keras_gated.release.zoo_folder import pretrained_cfg_from_folder, save_zoo_folder
 
     run = read_compress_output(folder)
     arch = architecture_of(run, name)
     weight_id = f"{name}.{run.tag}"
+    target = plain_release.release_target(weight_id, zoo, out, register_in)
     with registered(arch):
         arch = type(arch)(**{**arch.to_dict(), "parameters": trainable_parameters(name)})
         model = compressed_model(run, arch)
         if register_in is not None:
             plain_release.check_preset_possible(model)
-        with tempfile.TemporaryDirectory() as scratch:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with (tempfile.TemporaryDirectory() as scratch,
+              exclusive_lock(target.parent / f".{weight_id}.lock", f"The release folder {target}")):
             log = write_training_log(run.record, Path(scratch) / "log.csv")
             points = time_against_source(run, model, dataset=dataset)
             note = compression_notes(run.record, points,
@@ -239,19 +249,28 @@ def release_compressed(folder: Path, name: str, *, notes: str = "", zoo: Path = 
             note += (f"\n\nRight after the removal, before fine-tuning, the net scored "
                      f"{before:.4f}.")
             command = portable_command(run.metrics["command"], weight_id)
-            out = save_zoo_folder(
-                model, zoo / weight_id, weight_id=weight_id, metrics=zoo_metrics(run),
-                recipe=compression_recipe(run.record), command=command,
-                dataset_note=run.metrics["dataset"], training_log=log,
-                notes=f"{notes.strip()}\n\n{note}" if notes.strip() else note,
-                class_names=list(model.class_names or ()) or None, overwrite=True)
-        # The number published is the one `keras-gated evaluate` reproduces from the folder.
-        measured = evaluate(name, str(out), dataset or run.tag)["test_accuracy"]
-        expected = run.metrics["test_accuracy"]
-        if abs(measured - expected) > plain_release.TOLERANCE:
-            shutil.rmtree(out)
-            raise ValueError(f"`keras-gated evaluate` measures {measured:.4f} on the released "
-                             f"folder, metrics.json says {expected:.4f}: not released.")
+            # Written and measured beside its place, then moved in whole: a release that
+            # fails its check leaves the folder there as it was.
+            staging = Path(tempfile.mkdtemp(prefix=f".{weight_id}.partial-", dir=target.parent))
+            try:
+                written = save_zoo_folder(
+                    model, staging / weight_id, weight_id=weight_id, metrics=zoo_metrics(run),
+                    recipe=compression_recipe(run.record), command=command,
+                    dataset_note=run.metrics["dataset"], training_log=log,
+                    notes=f"{notes.strip()}\n\n{note}" if notes.strip() else note,
+                    class_names=list(model.class_names or ()) or None)
+                # The number published is the one `keras-gated evaluate` reproduces.
+                measured = evaluate(name, str(written), dataset or run.tag)["test_accuracy"]
+                expected = run.metrics["test_accuracy"]
+                if abs(measured - expected) > plain_release.TOLERANCE:
+                    raise ValueError(
+                        f"`keras-gated evaluate` measures {measured:.4f} on the released "
+                        f"folder, metrics.json says {expected:.4f}: not released ({target} is "
+                        "left as it was).")
+                replace_folder(written, target)
+            finally:
+                shutil.rmtree(staging, ignore_errors=True)
+        out = target
         print(f"wrote {out}: test accuracy {expected:.4f} (keras-gated evaluate: {measured:.4f})")
         cfg = pretrained_cfg_from_folder(out)
         if register_in is None:
@@ -296,8 +315,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="add the architecture and the weights to the compressed family's "
                         "data files, write the keras-hub preset, the zoo tables and "
                         "keras_gated/catalog.json")
+    parser.add_argument("--out", type=Path, default=None,
+                        help="without --register: the folder to write the release into, as "
+                        "a new OUT/<name>.<tag>/ (zoo/ is written only with --register)")
     parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
     args = parser.parse_args(argv)
+    if args.register and args.out is not None:
+        parser.error("--register releases into zoo/; --out is for a release outside it: "
+                     "give one of them")
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     from keras_gated.catalog import CATALOG_FILE
     from keras_gated.errors import run_command
@@ -307,7 +332,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             args.folder, args.name, notes=args.notes, dataset=args.dataset,
             register_in=plain_release.CFGS_DIR if args.register else None,
             readme=plain_release.README if args.register else None,
-            catalog=CATALOG_FILE if args.register else None)
+            catalog=CATALOG_FILE if args.register else None, out=args.out)
         return 0
 
     return run_command("training.release_compressed", run, debug=args.debug)

@@ -107,7 +107,7 @@ def test_caveat_is_carded_registered_warned_on_load_and_amendable(tmp_path, tiny
     sha = cfg.sha256
 
     # Amending clears it (weights, pin and Hub fields unchanged); then nothing warns.
-    release.amend_caveat(folder, "", register_in=cfgs, readme=readme)
+    release.amend_caveat(folder, "", register_in=cfgs, readme=readme, zoo=zoo)
     [cfg] = release.registered_cfgs(cfgs)
     assert cfg.caveat == "" and cfg.sha256 == sha
     assert zoo_index.CAVEAT_MARK not in readme.read_text()
@@ -117,12 +117,13 @@ def test_caveat_is_carded_registered_warned_on_load_and_amendable(tmp_path, tiny
         kg.create_model("gresnetfc2", weights="tiny")
 
     with pytest.raises(ValueError, match="not registered"):
-        release.amend_caveat(zoo / "resnetfc2.tiny", "x", register_in=cfgs, readme=None)
+        release.amend_caveat(zoo / "gresnetfc2.tiny", "x", register_in=tmp_path / "none", readme=None,
+                             zoo=zoo)
     card = (folder / "README.md").read_text()
     with (folder / "model.weights.h5").open("ab") as f:
         f.write(b"changed")
     with pytest.raises(ValueError, match="differ from the registered"):
-        release.amend_caveat(folder, "x", register_in=cfgs, readme=None)
+        release.amend_caveat(folder, "x", register_in=cfgs, readme=None, zoo=zoo)
     assert (folder / "README.md").read_text() == card  # refused before anything was written
 
 
@@ -134,7 +135,7 @@ def test_amending_the_notes_keeps_the_weights_the_caveat_and_the_twin_table(tmp_
     before = (folder / "README.md").read_text()
     [cfg] = release.registered_cfgs(cfgs)
     release.amend_caveat(folder, None, register_in=cfgs, readme=None,
-                         notes="First words.\n\nSaid once.")
+                         notes="First words.\n\nSaid once.", zoo=zoo)
     card = (folder / "README.md").read_text()
     assert "## Notes\n\nFirst words.\n\nSaid once.\n\n### Caveat\n\na test caveat." in card
     assert "Said twice" not in card
@@ -145,13 +146,33 @@ def test_amending_the_notes_keeps_the_weights_the_caveat_and_the_twin_table(tmp_
 
     # Notes removed from a card without subsections: the section goes with them.
     plain = release.release(tiny.train("resnetfc2"), zoo=zoo, register_in=cfgs, notes="Gone.")
-    release.amend_caveat(plain, None, register_in=cfgs, readme=None, notes="")
+    release.amend_caveat(plain, None, register_in=cfgs, readme=None, notes="", zoo=zoo)
     assert "## Notes" not in (plain / "README.md").read_text()
+
+
+def test_only_a_registered_zoo_folder_is_amended_and_only_with_register(tmp_path, tiny, capsys):
+    import shutil
+
+    cfgs, zoo = tiny.cfgs, tiny.zoo
+    folder = release.release(tiny.train("gresnetfc2"), zoo=zoo, register_in=cfgs)
+    copy = tmp_path / "copy" / folder.name
+    shutil.copytree(folder, copy)
+    registered = {p: p.read_text() for p in cfgs.rglob("*.json")}
+    with pytest.raises(ValueError, match="is not in the zoo .* give .*gresnetfc2.tiny itself"):
+        release.amend_caveat(copy, "x", register_in=cfgs, readme=None, zoo=zoo)
+    assert {p: p.read_text() for p in cfgs.rglob("*.json")} == registered
+    assert (copy / "README.md").read_text() == (folder / "README.md").read_text()
+
+    with pytest.raises(SystemExit) as exit_:
+        release.main([str(copy), "--amend", "--caveat", "x"])
+    assert exit_.value.code == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1].endswith(
+        "--amend changes a release in zoo/ and registers it again: add --register")
 
 
 def test_amend_without_anything_to_change_is_refused_in_one_sentence(capsys):
     with pytest.raises(SystemExit):
-        release.main(["zoo/gresnet20.cifar10", "--amend"])
+        release.main(["zoo/gresnet20.cifar10", "--amend", "--register"])
     err = capsys.readouterr().err.strip().splitlines()[-1]
     assert err.endswith("--amend changes the --caveat (\"\" clears it), the --notes or, with "
                         "--remeasure, the test accuracy: give one")

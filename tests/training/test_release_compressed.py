@@ -95,7 +95,7 @@ def test_the_release_loads_by_weight_id_and_computes_the_compress_folders_net(tm
     monkeypatch.setenv("KERAS_GATED_ZOO", str(tmp_path / "zoo"))
     record = json.loads((out / "compression.json").read_text())["record"]
     name = f"gresnetfc2_c{int(np.ceil(100 * record['macs_after'] / record['macs_before']))}"
-    folder = release_compressed.release_compressed(out, name, dataset=str(data), zoo=tmp_path / "zoo")
+    folder = release_compressed.release_compressed(out, name, dataset=str(data), **_paths(tmp_path))
     cfg = pretrained_cfg_from_folder(folder)
     arch = release_compressed.architecture_of(release_compressed.read_compress_output(out), name)
     x = images(3, (28, 28, 1))
@@ -133,12 +133,16 @@ def test_the_card_times_the_release_against_its_source_and_a_busy_machine_is_ref
         return [0.004, 0.002, 0.0026]
 
     monkeypatch.setattr(report, "seconds_per_image", busy)
+    released = tmp_path / "released"
     with pytest.raises(ValueError, match="the machine was busy"):
-        release_compressed.release_compressed(out, name, dataset=str(data), zoo=tmp_path / "zoo")
-    assert timed == [3] and not (tmp_path / "zoo" / f"{name}.tiny").exists()
+        release_compressed.release_compressed(out, name, dataset=str(data), zoo=tmp_path / "zoo",
+                                              out=released)
+    assert timed == [3] and not (released / f"{name}.tiny").exists()
 
     monkeypatch.setattr(report, "seconds_per_image", lambda models, x, rounds=5: [0.004, 0.002, 0.0021])
-    folder = release_compressed.release_compressed(out, name, dataset=str(data), zoo=tmp_path / "zoo")
+    folder = release_compressed.release_compressed(out, name, dataset=str(data), zoo=tmp_path / "zoo",
+                                                   out=released)
+    assert folder == released / f"{name}.tiny" and not (tmp_path / "zoo").exists()
     card = (folder / "README.md").read_text()
     assert "| source |" in card and "| 4.000 | 250 |" in card and "| 2.000 | 500 |" in card
     assert "removed, not fine-tuned |" not in card and "before fine-tuning, the net scored" in card
@@ -153,6 +157,49 @@ def test_the_cards_command_is_the_runs_as_a_user_runs_it():
     assert release_compressed.portable_command(command, "gresnet20_c50.cifar10") == (
         "KERAS_BACKEND=jax keras-gated compress gresnet20.cifar10 --dataset cifar10 --macs 0.5 "
         "--seed 1 --augment --out gresnet20_c50.cifar10")
+
+
+def test_without_register_the_zoo_is_not_written(tmp_path):
+    data, out = _compress(tmp_path, "gresnetfc2", (28, 28, 1), 2, "--blocks", "1", "--epochs", "0",
+                          "--pressure-epochs", "0", "--baseline", "lowest")
+    record = json.loads((out / "compression.json").read_text())["record"]
+    name = f"gresnetfc2_c{int(np.ceil(100 * record['macs_after'] / record['macs_before']))}"
+    zoo = tmp_path / "zoo"
+    (zoo / f"{name}.tiny").mkdir(parents=True)
+    (zoo / f"{name}.tiny" / "README.md").write_text("the release there\n")
+    with pytest.raises(ValueError, match="Without --register nothing is written into zoo/"):
+        release_compressed.release_compressed(out, name, dataset=str(data), zoo=zoo)
+    with pytest.raises(ValueError, match="is in the zoo"):
+        release_compressed.release_compressed(out, name, dataset=str(data), zoo=zoo, out=zoo)
+    assert [p.name for p in zoo.rglob("*")] == [f"{name}.tiny", "README.md"]
+    assert (zoo / f"{name}.tiny" / "README.md").read_text() == "the release there\n"
+
+
+def test_a_release_that_fails_its_check_leaves_the_registered_folder_as_it_was(
+        tmp_path, monkeypatch):
+    data, out = _compress(tmp_path, "gresnetfc2", (28, 28, 1), 2, "--blocks", "1", "--epochs", "0",
+                          "--pressure-epochs", "0", "--baseline", "lowest")
+    record = json.loads((out / "compression.json").read_text())["record"]
+    name = f"gresnetfc2_c{int(np.ceil(100 * record['macs_after'] / record['macs_before']))}"
+    paths = _paths(tmp_path)
+    folder = release_compressed.release_compressed(out, name, dataset=str(data), **paths)
+    before = {p.relative_to(folder): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+
+    import keras_gated.evaluation as evaluation
+
+    monkeypatch.setattr(evaluation, "evaluate", lambda *args, **kwargs: {"test_accuracy": -1.0})
+    with pytest.raises(ValueError, match="not released .* is left as it was"):
+        release_compressed.release_compressed(out, name, dataset=str(data), **paths)
+    after = {p.relative_to(folder): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+    assert after == before
+    assert sorted(p.name for p in paths["zoo"].iterdir()) == [f"{name}.tiny"]  # no staging left
+
+
+def test_register_and_out_together_are_refused(tmp_path, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        release_compressed.main([str(tmp_path), "--name", "gresnet20_c50", "--register",
+                                 "--out", str(tmp_path / "released")])
+    assert exit_.value.code == 2 and "give one of them" in capsys.readouterr().err
 
 
 def test_a_folder_that_is_not_a_compress_run_is_refused(tmp_path):
