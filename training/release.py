@@ -377,7 +377,8 @@ def check_released_folder(folder: Path, zoo: Path = ROOT / "zoo") -> None:
     """Refuse, in one sentence, a folder that is not a release's own ``zoo/<weight id>``:
     amending a copy would register what the zoo does not hold."""
     if not folder.is_dir():
-        raise ValueError(f"{folder} is not a folder: give a released zoo/<weight id> folder.")
+        raise ValueError(f"{folder} is not a folder: --amend takes a released "
+                         "zoo/<weight id> folder.")
     if folder.resolve() != (Path(zoo) / folder.name).resolve():
         raise ValueError(f"{folder} is not in the zoo ({zoo}): --amend changes a release in "
                          f"place, so give {Path(zoo) / folder.name} itself.")
@@ -456,14 +457,15 @@ def main(argv: Sequence[str] | None = None) -> int:
                      "--remeasure, the test accuracy: give one")
     if args.amend and not args.register:
         parser.error("--amend changes a release in zoo/ and registers it again: add --register")
-    if args.amend:
-        return amend(args)
-    if args.twin and not args.register:
-        parser.error("--twin needs --register (the comparison reads the registered metrics)")
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     from keras_gated.errors import (
         run_command,  # one sentence and an exit code on failure
     )
+
+    if args.amend:
+        return run_command("training.release", lambda: amend(args), debug=args.debug)
+    if args.twin and not args.register:
+        parser.error("--twin needs --register (the comparison reads the registered metrics)")
 
     from training.release_bundle import is_bundle
 
@@ -522,19 +524,15 @@ def amend(args: argparse.Namespace) -> int:
     """``--amend``: set (or clear) a released folder's caveat and/or replace its card's notes,
     after ``--remeasure`` records its test accuracy on the current architecture; registered
     again."""
-    try:
-        check_released_folder(args.run)
-        if args.remeasure:
-            arch, tag = split_weight_id(args.run.name)
-            backend = os.environ.get("KERAS_BACKEND", "tensorflow")
-            metrics = remeasure(args.run, f"KERAS_BACKEND={backend} keras-gated evaluate "
-                                f"{arch} --weights {tag} --dataset {tag}")
-            print(f"{args.run.name}: test accuracy now {metrics['test_accuracy']:.4f} "
-                  f"(was {metrics['test_accuracy_when_trained']:.4f} when trained)")
-        amend_caveat(args.run, args.caveat, notes=args.notes or None)
-    except ValueError as error:
-        print(f"training.release: error: {error}", file=sys.stderr)
-        return 2
+    check_released_folder(args.run)
+    if args.remeasure:
+        arch, tag = split_weight_id(args.run.name)
+        backend = os.environ.get("KERAS_BACKEND", "tensorflow")
+        metrics = remeasure(args.run, f"KERAS_BACKEND={backend} keras-gated evaluate "
+                            f"{arch} --weights {tag} --dataset {tag}")
+        print(f"{args.run.name}: test accuracy now {metrics['test_accuracy']:.4f} "
+              f"(was {metrics['test_accuracy_when_trained']:.4f} when trained)")
+    amend_caveat(args.run, args.caveat, notes=args.notes or None)
     done = [] if args.caveat is None else [
         "caveat " + ("set" if args.caveat.strip() else "cleared")]
     done += ["notes replaced"] if args.notes else []

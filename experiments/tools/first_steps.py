@@ -71,7 +71,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--clip-norm", type=positive_float, help="clip the gradient to this global L2 norm")
     p.add_argument("--model-arg", dest="model_args", action="append", metavar="NAME=VALUE")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--debug", action="store_true", help="show tracebacks on errors")
     args = p.parse_args(argv)
+    from keras_gated.errors import run_command  # one sentence and an exit code on failure
     from keras_gated.model_args import parse_model_args
 
     try:
@@ -81,8 +83,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     settings = RunSettings(model=args.model, dataset=args.dataset, recipe=args.recipe,
                            epochs=args.epochs, batch_size=args.batch_size, lr=args.lr,
                            clip_norm=args.clip_norm, model_args=model_args, seed=args.seed)
-    print(json.dumps(first_steps(settings, args.steps), allow_nan=False))
-    return 0
+
+    def run() -> int:
+        print(json.dumps(first_steps(settings, args.steps), allow_nan=False))
+        return 0
+
+    return run_command("experiments.tools.first_steps", run, debug=args.debug)
 
 
 if __name__ == "__main__":

@@ -70,8 +70,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--recipe", help="whose dropout the model is built with (default: the model's recipe)")
     p.add_argument("--examples", type=int, default=128)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--debug", action="store_true", help="show tracebacks on errors")
     args = p.parse_args(argv)
     os.environ.setdefault("KERAS_BACKEND", "tensorflow")
+    from keras_gated.errors import run_command  # one sentence and an exit code on failure
     from keras_gated.model_args import parse_model_args
 
     try:
@@ -84,8 +86,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         p.error("init_signal runs on the TensorFlow backend: set KERAS_BACKEND=tensorflow.")
     settings = RunSettings(model=args.model, dataset=args.dataset, recipe=args.recipe,
                            model_args=model_args, seed=args.seed)
-    print(json.dumps(init_signal(settings, args.examples)))
-    return 0
+
+    def run() -> int:
+        print(json.dumps(init_signal(settings, args.examples)))
+        return 0
+
+    return run_command("experiments.tools.init_signal", run, debug=args.debug)
 
 
 if __name__ == "__main__":

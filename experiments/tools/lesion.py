@@ -12,11 +12,10 @@ of the net's own test accuracy on the analysed images.
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import sys
 from pathlib import Path
-
-from experiments.tools.records import read_json
 
 STAGE = re.compile(r"^(stage\d+)_")
 
@@ -59,16 +58,36 @@ def markdown(found: dict) -> str:
     return "\n".join(lines)
 
 
+def read_analysis(path: Path) -> dict:
+    """The analysis in ``path``; a missing file, invalid JSON or an analysis without
+    ``single_removal`` is refused in one sentence (a ``ValueError``)."""
+    if not path.is_file():
+        raise ValueError(f"{path} does not exist: give the analysis.json that "
+                         "`keras-gated analyze` wrote.")
+    try:
+        analysis = json.loads(path.read_text())
+    except json.JSONDecodeError as error:
+        raise ValueError(f"{path} is not valid JSON ({error}): give the analysis.json that "
+                         "`keras-gated analyze` wrote.") from None
+    if not isinstance(analysis, dict) or "single_removal" not in analysis:
+        raise ValueError(f"{path} has no single_removal: give an analysis.json that "
+                         "`keras-gated analyze` wrote with the block removals.")
+    return analysis
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m experiments.tools.lesion",
                                      description=__doc__.split("\n\n")[0])
     parser.add_argument("analysis", type=Path, help="an analysis.json with single_removal")
+    parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
     args = parser.parse_args(argv)
-    analysis = read_json(args.analysis)
-    if not analysis or "single_removal" not in analysis:
-        parser.error(f"{args.analysis}: no single_removal")
-    print(markdown(drops(analysis)))
-    return 0
+    from keras_gated.errors import run_command  # one sentence and an exit code on failure
+
+    def run() -> int:
+        print(markdown(drops(read_analysis(args.analysis))))
+        return 0
+
+    return run_command("experiments.tools.lesion", run, debug=args.debug)
 
 
 if __name__ == "__main__":

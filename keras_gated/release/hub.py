@@ -27,7 +27,7 @@ from keras_gated.files import is_linked
 from keras_gated.release.zoo_folder import KERAS_HUB_PRESET, RELEASE_FILES, check_zoo_folder
 from keras_gated.version import __version__
 from keras_gated.weights.config import HUB_ORG
-from keras_gated.weights.sources import HF_PREFIX, parse_hf_ref
+from keras_gated.weights.sources import HF_PREFIX, parse_hf_ref, transport_errors
 
 
 def _api(token: str | None = None):
@@ -173,6 +173,7 @@ def publish(
     release, preset = repo_layouts(folder, files)
     message = commit_message or f"Publish {folder.name} with keras-gated"
     api = _api(token)
+    check_reachable(api, repo_id)
     target = repo_id
     try:
         if not delete_other_files:
@@ -187,11 +188,48 @@ def publish(
         if status in (401, 403):
             raise HubAuthError(_refused_token(target, status, token)) from None
         raise
+    except _client_errors() as error:  # the connection failed part way
+        raise HubUnreachableError(_unreachable(api, target, error)) from None
     return commit
 
 
 class HubAuthError(PermissionError):
     """The Hub refused the token (or its absence): an environment fault, exit 1."""
+
+
+class HubUnreachableError(ConnectionError):
+    """The Hub did not answer (no network, refused, timed out): an environment fault,
+    exit 1."""
+
+
+def _client_errors() -> tuple[type[BaseException], ...]:
+    """The HTTP client's transport errors, without ``OSError``: a local file that cannot
+    be read while uploading is not a network failure."""
+    return tuple(error for error in transport_errors() if error is not OSError)
+
+
+def check_reachable(api, repo_id: str) -> None:
+    """One request for ``repo_id``'s info, without huggingface_hub's retries (which log a
+    line each and take about 23 s): ``HubUnreachableError`` if the Hub does not answer.
+    Any answer, an HTTP error (404 for a new repo, 401) included, is enough."""
+    from huggingface_hub.errors import HfHubHTTPError  # on first use: see _api
+
+    try:
+        api.model_info(repo_id)
+    except HfHubHTTPError:
+        return
+    except transport_errors() as error:
+        raise HubUnreachableError(_unreachable(api, repo_id, error)) from None
+
+
+def _unreachable(api, repo_id: str, error: BaseException) -> str:
+    """One sentence for a publish the Hub did not answer: where, why, what to do."""
+    lines = str(error).strip().splitlines()
+    reason = f"{type(error).__name__}: {lines[0]}" if lines else type(error).__name__
+    return without_credentials(
+        f"Could not reach the Hub at {api.endpoint} to publish {repo_id} ({reason}): check "
+        "the network or HF_ENDPOINT, then publish again."
+    )
 
 
 def _refused_token(repo_id: str, status: int, token: str | None) -> str:

@@ -43,8 +43,8 @@ def pull(name: str, *, token: str | None = None) -> Path:
     (``HF_HUB_OFFLINE=1``) with the same ``HF_HOME``.
     """
     # huggingface_hub on first use: it reads the HF_* variables at import (see sources._hf).
-    from huggingface_hub import snapshot_download
-    from huggingface_hub.errors import HfHubHTTPError
+    from huggingface_hub import constants, snapshot_download
+    from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError
 
     if name.startswith(HF_PREFIX):
         ref = parse_hf_ref(name)
@@ -55,6 +55,16 @@ def pull(name: str, *, token: str | None = None) -> Path:
                 f"Cannot download {ref} from the Hub ({type(error).__name__}, "
                 f"{str(error).strip().splitlines()[0].rstrip('.')}): check the repo id and "
                 "revision, and that HF_TOKEN can read it if it is private."
+            )) from None
+        except LocalEntryNotFoundError as error:  # no answer (or offline), and not cached
+            cause = error.__cause__ or error
+            reason = "HF_HUB_OFFLINE" if constants.HF_HUB_OFFLINE else (
+                f"{type(cause).__name__}: {str(cause).strip().splitlines()[0].rstrip('.')}"
+                if str(cause).strip() else type(cause).__name__)
+            raise HubDownloadError(without_credentials(
+                f"Cannot reach the Hub at {constants.ENDPOINT} for {ref} ({reason}) and it is "
+                "not cached: check the network or HF_ENDPOINT (or unset HF_HUB_OFFLINE), "
+                "then pull again."
             )) from None
     cfg = get_pretrained_cfg(name)
     if not cfg.released:

@@ -34,3 +34,15 @@ def test_the_committed_gresnet20_analysis_loses_most_in_its_last_stage(capsys):
     assert max(means, key=means.get) == "stage3"
     assert main([str(path)]) == 0
     assert "mildest removal: stage2_unit3, 77.68 % of 88.02 %" in capsys.readouterr().out
+
+
+def test_a_missing_an_invalid_or_a_removal_free_analysis_is_refused_in_one_sentence(
+        tmp_path, capsys):
+    (tmp_path / "bad.json").write_text("{bad")
+    (tmp_path / "other.json").write_text('{"accuracy": 0.9}')
+    for name, reason in (("missing.json", "does not exist"), ("bad.json", "is not valid JSON"),
+                         ("other.json", "has no single_removal")):
+        assert main([str(tmp_path / name)]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"experiments.tools.lesion: error: {tmp_path / name} {reason}")
+        assert len(err.splitlines()) == 1

@@ -178,6 +178,15 @@ def test_amend_without_anything_to_change_is_refused_in_one_sentence(capsys):
                         "--remeasure, the test accuracy: give one")
 
 
+@pytest.mark.parametrize("flags", [["--caveat", "x"], ["--remeasure"]])
+def test_amending_a_folder_that_does_not_exist_is_refused_in_one_sentence(tmp_path, capsys,
+                                                                          flags):
+    missing = tmp_path / "gresnetfc10.fashion_mnist"
+    assert release.main([str(missing), "--amend", "--register", *flags]) == 2
+    assert capsys.readouterr().err == (f"training.release: error: {missing} is not a folder: "
+                                       "--amend takes a released zoo/<weight id> folder.\n")
+
+
 def test_a_convolutional_release_without_keras_hub_is_refused_before_anything_is_written(
         tmp_path, monkeypatch):
     import keras

@@ -313,6 +313,29 @@ def test_an_unreachable_hub_still_serves_a_cached_hf_reference(published, monkey
     assert time.perf_counter() - start < 5.0
 
 
+def test_publish_and_pull_to_an_unreachable_hub_end_in_one_sentence(hf_home, tmp_path,  # noqa: F811
+                                                                     monkeypatch, capsys):
+    """An environment fault (exit 1) without huggingface_hub's retries and log lines."""
+    from tests.support.zoo import write_zoo as write_zoo_folder
+
+    folder = write_zoo_folder(tmp_path / "src" / "gresnet8.cifar10")
+    refuse_connections(monkeypatch)
+    start = time.perf_counter()
+    assert main(["publish", str(folder)]) == 1
+    assert time.perf_counter() - start < 5.0  # huggingface_hub's retries take 23 s
+    err = capsys.readouterr().err
+    assert err.startswith(f"keras-gated: error: Could not reach the Hub at {REFUSED} to "
+                          "publish keras-gated/gresnet8.cifar10 (")
+    assert err.endswith("): check the network or HF_ENDPOINT, then publish again.\n")
+    assert err.count("\n") == 1
+    assert main(["pull", "hf://keras-gated/x"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"keras-gated: error: Cannot reach the Hub at {REFUSED} for "
+                          "hf://keras-gated/x (")
+    assert err.endswith("and it is not cached: check the network or HF_ENDPOINT (or unset "
+                        "HF_HUB_OFFLINE), then pull again.\n") and err.count("\n") == 1
+
+
 def test_hub_retries_are_huggingface_hubs_own_when_asked_for(hf_home, monkeypatch):  # noqa: F811
     import huggingface_hub
 

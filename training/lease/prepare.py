@@ -81,9 +81,11 @@ def summarize(files: list[tuple[str, int]]) -> tuple[int, list[tuple[str, int]]]
 
 def main(args: argparse.Namespace) -> int:
     from training.lease.compact_data import SPLITS, pack_split
+    from training.lease.travel import check_checkout
     from keras_gated.datasets import CIFAR10_ZIP, data_dirs
 
     root = Path(args.root).resolve()
+    check_checkout(root, "prepare")
     out = (root / args.out).resolve() if not Path(args.out).is_absolute() else Path(args.out)
     if out.is_symlink() or root not in out.parents:
         raise SystemExit(f"{args.out}: the carried folder must be a real folder inside {root}.")
@@ -136,9 +138,10 @@ def travelling_total(root: Path, lease_dir: Path) -> tuple[list[tuple[str, int]]
 
 def leave_behind_main(args: argparse.Namespace) -> int:
     """Leave the fewest largest releases behind so that a call fits the limit."""
-    from training.lease.travel import largest_releases, leave_behind
+    from training.lease.travel import check_checkout, largest_releases, leave_behind
 
     root = Path(args.root).resolve()
+    check_checkout(root, "leave-behind")
     files, total = travelling_total(root, root / args.out)
     behind = largest_releases(files, total - LIMIT_BYTES)
     if not behind:
@@ -153,9 +156,11 @@ def leave_behind_main(args: argparse.Namespace) -> int:
 
 
 def restore_main(args: argparse.Namespace) -> int:
-    from training.lease.travel import restore
+    from training.lease.travel import check_checkout, restore
 
-    folders = restore(Path(args.root).resolve())
+    root = Path(args.root).resolve()
+    check_checkout(root, "restore")
+    folders = restore(root)
     print(f"restored {', '.join(folders)}" if folders else "nothing was left behind")
     return 0
 

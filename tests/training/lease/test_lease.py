@@ -325,6 +325,74 @@ def test_leave_behind_takes_a_release_out_of_the_call_and_restore_brings_it_back
     assert restore(tmp_path) == []  # again: nothing to do
 
 
+def _snapshot(tmp_path, git):
+    """The index entries, git's status and every file under zoo/ of the checkout."""
+    files = {str(p.relative_to(tmp_path)): p.read_bytes()
+             for p in sorted((tmp_path / "zoo").rglob("*")) if p.is_file()}
+    return git("ls-files", "-s"), git("status", "--porcelain"), files
+
+
+def _stage_changes(tmp_path, git):
+    """A staged change, a new staged file, a staged change the working copy differs from,
+    and an untracked file, all in the release folder that is left behind."""
+    folder = tmp_path / "zoo/big.cifar10"
+    (folder / "w.h5").write_bytes(b"y" * 5000)
+    (folder / "new.txt").write_text("n\n")
+    (folder / "card.md").write_text("staged\n")
+    git("add", "zoo/big.cifar10")
+    (folder / "card.md").write_text("working copy\n")
+    (folder / "untracked.txt").write_text("u\n")
+
+
+def test_restore_gives_back_the_index_exactly_with_staged_and_new_files(tmp_path):
+    from training.lease.travel import leave_behind, restore
+
+    git = _repo(tmp_path)
+    _stage_changes(tmp_path, git)
+    before = _snapshot(tmp_path, git)
+    leave_behind(tmp_path, ["zoo/big.cifar10"])
+    assert "zoo/big.cifar10" not in git("ls-files", "-s")
+    assert restore(tmp_path) == ["zoo/big.cifar10"]
+    assert _snapshot(tmp_path, git) == before
+
+
+@pytest.mark.parametrize("step, call", [("index", 1), ("move", 1), ("index", 2), ("move", 2)])
+def test_restore_after_a_killed_leave_behind_puts_everything_back(tmp_path, monkeypatch,
+                                                                  step, call):
+    """Killed before its ``call``-th index change or folder move (of two folders)."""
+    from training.lease import travel
+
+    git = _repo(tmp_path)
+    _stage_changes(tmp_path, git)
+    before = _snapshot(tmp_path, git)
+    owner, name = (travel, "_set_index") if step == "index" else (travel.shutil, "move")
+    original, calls = getattr(owner, name), []
+
+    def killed(*args, **kwargs):
+        calls.append(args)
+        if len(calls) == call:
+            raise KeyboardInterrupt
+        return original(*args, **kwargs)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(owner, name, killed)
+        with pytest.raises(KeyboardInterrupt):
+            travel.leave_behind(tmp_path, ["zoo/big.cifar10", "zoo/small.cifar10"])
+    assert travel.restore(tmp_path) == ["zoo/big.cifar10", "zoo/small.cifar10"]
+    assert _snapshot(tmp_path, git) == before
+    assert travel.left_behind(tmp_path) == []
+
+
+@pytest.mark.parametrize("command", ["leave-behind", "restore"])
+def test_leave_behind_and_restore_outside_a_checkout_say_where_to_run(tmp_path, command):
+    from training.lease.__main__ import main
+
+    with pytest.raises(SystemExit) as exit_info:
+        main([command, "--root", str(tmp_path)])
+    assert exit_info.value.code == (f"python -m training.lease {command} must run from the top "
+                                    "of the project's git checkout: cd to it.")
+
+
 def test_the_flagship_bundle_fits_what_a_call_brings_back(tmp_path):
     """G-WRN-28-10's bundle (36.5 M parameters) is at most 8 files of at most 16 MiB and
     60 MiB in all; the trained one a lease brought back was 8 files, 49.7 MB."""
