@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import hashlib
 import os
 import re
 import shutil
@@ -280,6 +281,46 @@ def replace_folder(new: Path, target: Path) -> None:
         os.rename(old, target)
         raise
     shutil.rmtree(old)
+
+
+def new_staging_folder(path: Path) -> Path:
+    """A new, empty folder beside ``path`` (``.<name>.partial-<pid>[-N]``), created here, so
+    that whatever is written into it and whatever removes it touches nothing else."""
+    number = 0
+    while True:
+        suffix = f"-{number}" if number else ""
+        staging = path.with_name(f".{path.name}.partial-{os.getpid()}{suffix}")
+        try:
+            staging.mkdir()
+        except FileExistsError:  # a name taken (a killed command's): never reused
+            number += 1
+            continue
+        return staging
+
+
+def tree_digest(folder: str | os.PathLike) -> str:
+    """A sha256 of everything under ``folder``: each entry's relative path and kind, a
+    file's content, a link's target (links are listed, never followed). Two folders have
+    the same digest when they hold the same names with the same bytes."""
+    folder = Path(folder)
+    digest = hashlib.sha256()
+    for root, dirs, files in os.walk(folder):  # followlinks=False: a link is an entry
+        dirs.sort()
+        for name in sorted(dirs + files):
+            path = Path(root) / name
+            relative = path.relative_to(folder).as_posix()
+            if path.is_symlink():
+                entry = f"link {relative} {os.readlink(path)}"
+            elif path.is_dir():
+                entry = f"folder {relative}"
+            else:
+                content = hashlib.sha256()
+                with path.open("rb") as f:
+                    for chunk in iter(lambda: f.read(1 << 20), b""):
+                        content.update(chunk)
+                entry = f"file {relative} {content.hexdigest()}"
+            digest.update(entry.encode() + b"\0")
+    return digest.hexdigest()
 
 
 def portable_path(path: str | os.PathLike) -> str:

@@ -44,9 +44,11 @@ from keras_gated.training.run_dir import (
     START_AGAIN,
     check_fingerprint,
     check_run_files,
+    check_zoo_folder_replaceable,
     check_zoo_subfolder,
     finished_run,
     open_run_folder,
+    record_zoo_folder,
 )
 from training.arguments import (
     add_data_engine_argument,
@@ -262,33 +264,49 @@ def finetune_record(args: argparse.Namespace, command: str, recipe, batch_size: 
 
 def write_zoo_folder(args: argparse.Namespace, model, zoo: Path, weight_id: str,
                      metrics: dict, recipe, built, test_info, given: list, out: Path) -> Path:
-    """The fine-tuned net's zoo folder (weights, card, records), written whole: a
-    failure removes what was begun, and the rerun writes it again."""
+    """The fine-tuned net's zoo folder (weights, card, records), written whole: into a new
+    staging folder beside it, then put in its place. It replaces only a folder this run
+    wrote (``check_zoo_folder_replaceable``), and the run records what it wrote in
+    ``zoo_folder.json`` (both versions while one replaces the other), so that a rerun
+    after a kill recognises its own folder. A failure removes the staging folder alone."""
+    import contextlib
     import shutil
 
+    from keras_gated.files import new_staging_folder, replace_folder, tree_digest
     from keras_gated.release.zoo_folder import save_zoo_folder  # imports Keras: after run_main set the backend
 
+    own = check_zoo_folder_replaceable(out, weight_id)  # nothing else put there meanwhile
     train_info = built.train_info
     input_shape = tuple(model.inputs[0].shape[1:])
     note = (f"{test_info.note}; trained from scratch (baseline)" if from_scratch(args.weights)
             else f"{test_info.note}; fine-tuned from {args.model} weights {args.weights!r}")
+    made_parent = not zoo.parent.exists()
+    zoo.parent.mkdir(parents=True, exist_ok=True)
+    staging = new_staging_folder(zoo)
     try:
-        return save_zoo_folder(
-            model, zoo, weight_id=weight_id, metrics=metrics,
+        save_zoo_folder(
+            model, staging, weight_id=weight_id, metrics=metrics,
             recipe=recipe.describe(), command=metrics["command"],
             dataset_note=portable_text(
                 paths=given, text=f"{note}; validation (val_*, best.keras): {built.val_info.note}"),
             training_log=out / "log.csv", class_names=list(train_info.class_names),
-            overwrite=True, usage=card_usage(args.model, zoo, input_shape,
-                                             train_info.num_classes, built.adapted),
+            usage=card_usage(args.model, zoo, input_shape, train_info.num_classes, built.adapted),
             input_adaptation=(adaptation_note(train_info.image_shape, input_shape)
                               if built.adapted else None),
             check_command=check_command(args.model, zoo, args.dataset),
             max_shard_bytes=None,  # one file: its card loads it with keras.saving.load_model
         )
+        written = tree_digest(staging)
+        record_zoo_folder(out, zoo, [d for d in (own, written) if d is not None])
+        replace_folder(staging, zoo)
     except BaseException:  # no half-written zoo folder; the rerun writes it again
-        shutil.rmtree(zoo, ignore_errors=True)
+        shutil.rmtree(staging, ignore_errors=True)
+        if made_parent:
+            with contextlib.suppress(OSError):
+                zoo.parent.rmdir()
         raise
+    record_zoo_folder(out, zoo, [written])
+    return zoo
 
 
 def evaluation_pipelines(args: argparse.Namespace, built, engine: str) -> tuple:
@@ -346,6 +364,7 @@ def run(args: argparse.Namespace) -> int:
         if finished_run(out, settings, recipe.epochs):
             print(f"{out} is already finished (to train again: {START_AGAIN}).")
             return 0
+        check_zoo_folder_replaceable(out, weight_id)  # before anything is trained
 
         print(f"[finetune] {schedule}")
         built = build_run(run_config, make_model=lambda info: load_backbone(args, info.num_classes)[0],

@@ -8,6 +8,7 @@ import io
 import json
 import math
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -87,6 +88,11 @@ class StopOnNaN(keras.callbacks.Callback):
             self.model.stop_training = True
 
 
+# The names of the weight files ``EpochBackup.write`` writes (one file, or a sharded
+# backup's index and shards): the only files it ever removes.
+BACKUP_WEIGHTS = re.compile(r"epoch-\d{4,}(-step-\d{6,})?(_\d+)?\.weights\.(h5|json)")
+
+
 class EpochBackup(keras.callbacks.Callback):
     """Back up weights and optimizer state at every epoch end, crash-safely.
 
@@ -119,7 +125,8 @@ class EpochBackup(keras.callbacks.Callback):
         them so that the epoch's log row covers the whole epoch once resumed). With ``shard_mb``, as Keras sharded weights
         (``<name>.weights.json`` and ``<name>_NNNNN.weights.h5`` files of at most
         ``shard_mb`` MB each). A backup folder that is a symbolic link is refused
-        (``ValueError``), and only this callback's older ``epoch-*`` files are removed."""
+        (``ValueError``), and only the older files of this callback's series
+        (``BACKUP_WEIGHTS``) are removed."""
         check_not_linked(self.backup_dir, "The run's backup folder")
         self.backup_dir.mkdir(parents=True, exist_ok=True)
         stem = f"epoch-{epoch:04d}" + (f"-step-{step:06d}" if step else "")
@@ -148,8 +155,8 @@ class EpochBackup(keras.callbacks.Callback):
             if logs:
                 record["logs"] = logs
         write_text_atomic(self.backup_dir / "latest.json", json.dumps(record))
-        for old in self.backup_dir.glob("epoch-*.weights.*"):  # only this callback's files
-            if old.name not in written:
+        for old in self.backup_dir.iterdir():
+            if BACKUP_WEIGHTS.fullmatch(old.name) and old.name not in written:
                 old.unlink()
 
     def _check_space(self) -> None:

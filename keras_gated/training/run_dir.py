@@ -1,13 +1,17 @@
 """The run folder (``--out``) of ``training.train`` and ``training.finetune``.
 
 * ``open_run_folder``: checks that ``--out`` can be a folder (never one in ``zoo/``, whose
-  folders only the release tool writes), moves an old run aside on ``--restart``,
+  folders only the release tool writes, nor one that holds no run but files
+  under the names a run writes),
+  moves an old run aside on ``--restart``,
   creates it, takes its lock and, when the launch fails before an epoch was backed up,
   removes what it created.
 * ``check_fingerprint``: a backup is resumed only by the run that wrote it (the settings
   are kept in ``fingerprint.json``).
 * ``finished_run``: a finished run (``metrics.json``) is reported, never rewritten by a
   launch with other settings.
+* ``check_zoo_subfolder`` and ``check_zoo_folder_replaceable``: a fine-tuning run's zoo
+  folder is never a link, and replaces only a folder this run wrote (``ZOO_RECORD``).
 * ``read_json`` and ``write_text_atomic``: run files that are either whole or absent, and
   a clear error naming the file when one is corrupt anyway.
 
@@ -27,13 +31,15 @@ from collections.abc import Collection, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from keras_gated.files import is_linked, release_folder_reason, write_text_atomic
+from keras_gated.files import is_linked, release_folder_reason, tree_digest, write_text_atomic
 
 LOCK_FILE = "run.lock"
 FINGERPRINT_FILE = "fingerprint.json"
 METRICS_FILE = "metrics.json"
 STATE_FILE = "run_state.json"
 BACKUP_POINTER = Path("backup") / "latest.json"
+# A fine-tuning run's record of the zoo folder it wrote (``record_zoo_folder``).
+ZOO_RECORD = "zoo_folder.json"
 # Settings a run records since they were added to fingerprints: a run recorded before
 # (whose fingerprint lacks one) is not compared on it, as its value then is unknown.
 RECORDED_WHEN_STORED = ("data_engine", "backend")
@@ -140,17 +146,67 @@ def has_backup(out: Path) -> bool:
 # or truncate what it names, e.g. appending to a linked log.csv).
 RUN_FILES = (LOCK_FILE, FINGERPRINT_FILE, METRICS_FILE, STATE_FILE, LOG_FILE, "gates.csv",
              "last.keras", "best.keras", "partial-last.keras", "partial-best.keras",
-             "tensorboard", "backup")
+             ZOO_RECORD, "tensorboard", "backup")
+# The run's folders, whose files it writes under names of their own: nothing anywhere in
+# them may be a link either.
+RUN_FOLDERS = ("tensorboard", "backup")
+# Every name a run writes at the top of its folder: the run files, and the partial files
+# it writes them through (and removes) on the way.
+RUN_NAMES = (*RUN_FILES, "gates.partial", *(f"{name}.partial" for name in (
+    FINGERPRINT_FILE, METRICS_FILE, STATE_FILE, LOG_FILE, ZOO_RECORD)))
+# What a launch leaves in a new folder before it records the run (its lock, left behind by
+# a kill; the fingerprint being written): no one else's files.
+BEFORE_RECORD = (LOCK_FILE, f"{FINGERPRINT_FILE}.partial")
+
+
+def _run_paths(out: Path) -> Iterator[Path]:
+    """The paths of ``RUN_FILES`` in ``out``, then every entry below its ``RUN_FOLDERS``
+    (a linked folder is listed, never entered)."""
+    for name in RUN_FILES:
+        yield out / name
+    for name in RUN_FOLDERS:
+        folder = out / name
+        if folder.is_symlink() or not folder.is_dir():
+            continue
+        for root, dirs, files in os.walk(folder):
+            dirs.sort()
+            for entry in sorted(dirs + files):
+                yield Path(root) / entry
 
 
 def check_no_linked_run_files(out: Path) -> None:
-    """Refuse (``RunFolderError``) a run folder where a file or folder a run writes is a
-    symbolic link or a file with other hard links: a run never writes through a link."""
-    for name in RUN_FILES:
-        if is_linked(out / name):
-            kind = "a symbolic link" if (out / name).is_symlink() else "a file with other hard links"
-            raise RunFolderError(f"{out / name} is {kind}, which a run never writes through: "
+    """Refuse (``RunFolderError``) a run folder where a file or folder a run writes, or
+    anything inside ``tensorboard/`` or ``backup/``, is a symbolic link or a file with
+    other hard links: a run never writes through a link."""
+    for path in _run_paths(out):
+        if is_linked(path):
+            kind = "a symbolic link" if path.is_symlink() else "a file with other hard links"
+            raise RunFolderError(f"{path} is {kind}, which a run never writes through: "
                                  "replace it by a file or folder of its own, or use a new --out.")
+
+
+def holds_run(out: Path) -> bool:
+    """Whether ``out`` holds a run of this tool: its settings (``fingerprint.json``), a
+    backup (``backup/latest.json``) or a finished run's ``metrics.json`` (one finished
+    before runs kept fingerprints)."""
+    return any((out / name).is_file() for name in (FINGERPRINT_FILE, BACKUP_POINTER, METRICS_FILE))
+
+
+def check_new_or_run(out: Path) -> None:
+    """Refuse (``RunFolderError``) a folder that holds no run but files under the names a
+    run writes (``RUN_NAMES``: ``last.keras``, ``log.csv``, ``backup/``...): the run would
+    overwrite or delete them. A new folder, one of unrelated files only (the run then
+    writes new paths alone) and a run's folder pass."""
+    if not out.is_dir() or holds_run(out):
+        return
+    taken = [name for name in RUN_NAMES
+             if name not in BEFORE_RECORD and os.path.lexists(out / name)]
+    if taken:
+        shown = ", ".join(taken[:3]) + (", ..." if len(taken) > 3 else "")
+        raise RunFolderError(
+            f"--out {out} holds no run of this tool (no {FINGERPRINT_FILE}, no backup) but "
+            f"files a run writes ({shown}), which it would overwrite: give a new or empty "
+            "--out, or the folder of an earlier run to resume it.")
 
 
 def check_out_path(out: Path) -> None:
@@ -184,8 +240,13 @@ def check_not_in_zoo(out: Path) -> None:
 def check_zoo_subfolder(out: Path, weight_id: str) -> Path:
     """The zoo-style folder a fine-tuning run writes, ``out/zoo/<weight id>``; refused
     (``RunFolderError``) when it lands in the zoo, as ``--out`` at the checkout's root
-    would put it over the release of the same weight id."""
+    would put it over the release of the same weight id, and when ``out/zoo`` or the
+    folder is a symbolic link (a run never writes or deletes through one)."""
     folder = out / "zoo" / weight_id
+    for path in (folder.parent, folder):
+        if path.is_symlink():
+            raise RunFolderError(f"{path} is a symbolic link, which a run never writes through: "
+                                 "replace it by a folder of its own, or use a new --out.")
     if release_folder_reason(folder) == "in the zoo":
         raise RunFolderError(
             f"--out {out} would write its zoo folder {folder} into the zoo, over the release "
@@ -193,6 +254,41 @@ def check_zoo_subfolder(out: Path, weight_id: str) -> Path:
             f"outside the checkout (e.g. --out runs/{weight_id})."
         )
     return folder
+
+
+def recorded_zoo_digests(out: Path, folder: Path) -> list[str]:
+    """The ``tree_digest`` of each version of the zoo folder ``folder`` that the run in
+    ``out`` wrote (two while one replaces the other), from ``out/zoo_folder.json``."""
+    path = out / ZOO_RECORD
+    if not path.is_file():
+        return []
+    record = read_json(path)
+    digests = record.get("digests")
+    if record.get("folder") != folder.relative_to(out).as_posix() or not isinstance(digests, list):
+        return []
+    return [digest for digest in digests if isinstance(digest, str)]
+
+
+def record_zoo_folder(out: Path, folder: Path, digests: list[str]) -> None:
+    """Record in ``out/zoo_folder.json`` that the run wrote ``folder`` with these digests."""
+    record = {"folder": folder.relative_to(out).as_posix(), "digests": digests}
+    write_text_atomic(out / ZOO_RECORD, json.dumps(record, indent=2) + "\n")
+
+
+def check_zoo_folder_replaceable(out: Path, weight_id: str) -> str | None:
+    """Refuse (``RunFolderError``) to write the zoo folder ``out/zoo/<weight id>``, besides
+    as ``check_zoo_subfolder`` does, unless it is absent, empty, or exactly as the run in
+    ``out`` wrote it (``recorded_zoo_digests``): a folder of anyone else's, or one changed
+    since, is never removed. Returns the folder's digest when it is this run's, else None."""
+    folder = check_zoo_subfolder(out, weight_id)
+    if not folder.exists() or (folder.is_dir() and not any(folder.iterdir())):
+        return None
+    digest = tree_digest(folder) if folder.is_dir() else None
+    if digest is None or digest not in recorded_zoo_digests(out, folder):
+        raise RunFolderError(
+            f"{folder} exists and was not written by this run (or was changed since), so it "
+            f"is not replaced: move it out of {folder.parent}, or use a new --out.")
+    return digest
 
 
 def move_aside(out: Path) -> Path | None:
@@ -288,9 +384,11 @@ def _unlock(out: Path, fd: int) -> None:
 def open_run_folder(out: Path, restart: bool = False) -> Iterator[Path]:
     """Use ``out`` as this launch's run folder, locked for the duration of the block.
 
-    A folder in the zoo is refused (``check_not_in_zoo``). ``restart``: an existing run
-    in ``out`` is first moved aside (``move_aside``; one line says where) and the run
-    starts afresh. The folder is created if needed. If the block fails (an exception, Ctrl-C) and this
+    A folder in the zoo is refused (``check_not_in_zoo``), and so is one that holds no run
+    but files under the names a run writes (``check_new_or_run``): a run never overwrites
+    another's files, it resumes only its own. ``restart``: an existing run in ``out`` is first moved aside
+    (``move_aside``; one line says where) and the run starts afresh. The folder is
+    created if needed. If the block fails (an exception, Ctrl-C) and this
     launch created the folder and backed up no epoch, the folder (and the parents created
     with it) is removed: a failed launch leaves no empty or useless run folder behind. A
     folder that existed before is left as it is.
@@ -298,6 +396,7 @@ def open_run_folder(out: Path, restart: bool = False) -> Iterator[Path]:
     check_out_path(out)
     check_not_in_zoo(out)
     check_no_linked_run_files(out)
+    check_new_or_run(out)
     if restart:
         moved = move_aside(out)
         if moved is not None:
