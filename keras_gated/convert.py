@@ -42,7 +42,7 @@ from typing import Any
 import keras
 import numpy as np
 
-from keras_gated.files import check_new_folder, check_outside_zoo, new_output_folder
+from keras_gated.files import check_new_folder, new_output_folder
 from keras_gated.models.factory import create_model
 from keras_gated.registry import get_model_entry
 from keras_gated.registry.families import Converter, converters
@@ -185,7 +185,6 @@ def convert(
     get_model_entry(arch)  # an unknown name fails here, with the registry's message
     if out is not None:  # before any work: a new or empty folder outside the zoo
         check_new_folder(out)
-        check_outside_zoo(out)
     if not arch.startswith(layout.archs):
         raise ConversionError(
             f"The {source} layout feeds {', '.join(a + '*' for a in layout.archs)} "
@@ -210,8 +209,8 @@ def save_folder(model: keras.Model, out: str | os.PathLike) -> Path:
     refused (``ValueError``).
     """
     out = Path(out)
-    check_outside_zoo(out)
-    # A new or empty folder (never a link), claimed while it is written, renamed into place.
+    # A new or empty folder outside the zoo (never a link), claimed while it is written,
+    # renamed into place.
     with new_output_folder(out) as staging:
         keras.saving.save_model(model, staging / "model", zipped=False)
         for item in (staging / "model").iterdir():

@@ -4,12 +4,16 @@ follows.
 * A command writes only inside the folder it was given or created, and never follows a
   symbolic link out of it (``check_not_linked``).
 * It never writes into a released zoo folder: those are written by the release tool
-  alone (``release_folder_reason``, ``check_outside_zoo``).
+  alone (``release_folder_reason``, ``check_outside_zoo``, which every new output folder
+  and path here checks).
 * It never deletes or overwrites a folder it did not create; a new output folder is
   claimed under a lock, so that two commands cannot both write it (``new_output_folder``).
+  Asked to on purpose, a command replaces only the files it names in an existing folder,
+  never through a link (``replaced_files``).
 * A finished file or folder appears whole: written beside and renamed into place, so that
   a reader (or a run resumed after a crash) finds the previous version or the new one,
-  never part of one (``write_text_atomic``, ``new_output_folder``).
+  never part of one (``write_text_atomic``, ``new_output_folder``); what a killed command
+  left beside its output goes with the next command given the same output.
 
 Nothing here imports Keras at module level.
 """
@@ -125,43 +129,109 @@ def _lock_claim(folder: Path) -> int:
     return fd
 
 
-def check_new_folder(path: str | os.PathLike, option: str = "--out") -> Path:
+class OutputExistsError(ValueError, FileExistsError):
+    """An output path that exists already: a usage error (a ``ValueError``, exit 2), and
+    the ``FileExistsError`` callers of ``new_output_path`` catch."""
+
+
+def check_parent_folders(path: Path, option: str = "--out") -> None:
+    """Refuse (``ValueError``) a ``path`` whose nearest existing parent is not a folder (a
+    file, a dangling link): nothing could be made there."""
+    for parent in path.parents:
+        if os.path.lexists(parent):
+            if not parent.is_dir():
+                raise ValueError(f"{option} {path} lies below {parent}, which is not a folder: "
+                                 "give a path inside a folder.")
+            return
+
+
+def check_new_folder(path: str | os.PathLike, option: str = "--out",
+                     what_to_do: str = "give a new one (nothing already there is replaced)",
+                     ) -> Path:
     """``path`` if it does not exist or is an empty folder (not a link; a claim file left by
-    a command that was killed does not count); else a ``ValueError`` that says to give a
-    new one."""
+    a command that was killed does not count), outside the zoo (``check_outside_zoo``) and
+    below a folder; else a ``ValueError`` that says why, then ``what_to_do``."""
     path = Path(path).expanduser()
+    check_outside_zoo(path, option)
+    check_parent_folders(path, option)
     if path.is_symlink():
         raise ValueError(f"{option} {path} is a symbolic link, which is never followed: give a "
                          "new folder.")
-    if path.exists() and (not path.is_dir()
-                          or any(p.name != CLAIM_FILE for p in path.iterdir())):
-        raise ValueError(f"{option} {path} exists and is not an empty folder: give a new one "
-                         "(nothing already there is replaced).")
+    if path.exists() and not path.is_dir():
+        raise ValueError(f"{option} {path} is a file, not a folder: give a new folder.")
+    if path.exists() and any(p.name != CLAIM_FILE for p in path.iterdir()):
+        raise ValueError(f"{option} {path} exists and is not an empty folder: {what_to_do}.")
     return path
+
+
+def _staging_folder(path: Path) -> Path:
+    """The folder beside ``path`` that this process writes ``path``'s new content into."""
+    return path.with_name(f".{path.name}.partial-{os.getpid()}")
+
+
+def _staging_folders_of(path: Path) -> re.Pattern:
+    """The names of ``_staging_folder`` of ``path`` for any process; group 1 its pid."""
+    return re.compile(rf"\.{re.escape(path.name)}\.partial-(\d+)")
+
+
+def _is_running(pid: int) -> bool:
+    """Whether a process ``pid`` runs on this machine."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's
+        pass
+    return True
+
+
+def _remove_stale_staging(pattern: re.Pattern, folder: Path) -> None:
+    """Remove the entries of ``folder`` whose names ``pattern`` matches in full, its group
+    1 the pid of a process that no longer runs: the staging of a command that was killed.
+    A link of that name goes, never what it names; nothing else is touched."""
+    for entry in folder.iterdir():
+        match = pattern.fullmatch(entry.name)
+        if match and not _is_running(int(match[1])):
+            _remove(entry)
+
+
+def _kept_aside(staging: Path, path: Path) -> Path:
+    """Rename a finished ``staging`` that could not be put at ``path`` to a name no later
+    run removes (``<name>.unplaced-<pid>``) and return where it is."""
+    kept = path.with_name(f"{path.name}.unplaced-{os.getpid()}")
+    if os.path.lexists(kept):
+        return staging
+    try:
+        os.rename(staging, kept)
+    except OSError:
+        return staging
+    return kept
 
 
 @contextlib.contextmanager
 def new_output_folder(path: str | os.PathLike, option: str = "--out") -> Iterator[Path]:
-    """Claim ``path`` (new, or an empty folder) for one command's output, and yield a
-    staging folder beside it to write into.
+    """Claim ``path`` (new, or an empty folder, outside the zoo) for one command's output,
+    and yield a staging folder beside it to write into.
 
     While the block runs, ``path`` exists and holds only a locked claim file, so a second
     command given the same folder is refused at once. When the block ends normally, the
     staging folder is renamed to ``path`` in one step: the output appears whole. When it
     fails, the staging folder is removed and ``path`` is left as it was found (removed if
-    this call created it).
+    this call created it). Staging folders of ``path`` left by killed commands go.
     """
     path = check_new_folder(path, option)
     created = not path.exists()
     path.mkdir(parents=True, exist_ok=True)
     fd = _lock_claim(path)
-    staging = path.with_name(f".{path.name}.partial-{os.getpid()}")
+    staging = _staging_folder(path)
     done = False
     try:
         if [p.name for p in path.iterdir()] != [CLAIM_FILE]:
             raise ValueError(f"{option} {path} was written by another command meanwhile: give a "
                              "new folder.")
-        shutil.rmtree(staging, ignore_errors=True)
+        # Under the claim no live command writes a staging folder of path.
+        _remove_stale_staging(_staging_folders_of(path), path.parent)
+        _remove(staging)
         staging.mkdir()
         yield staging
         (path / CLAIM_FILE).unlink()  # still locked: path is empty for the rename
@@ -170,7 +240,7 @@ def new_output_folder(path: str | os.PathLike, option: str = "--out") -> Iterato
         except OSError as error:  # something else was written there: keep the result
             done = True
             raise OSError(error.errno, f"{path} is not empty any more, so the finished output "
-                          f"was left in {staging}: move it where you want it",
+                          f"was left in {_kept_aside(staging, path)}: move it where you want it",
                           str(path)) from None
         done = True
     finally:
@@ -184,14 +254,76 @@ def new_output_folder(path: str | os.PathLike, option: str = "--out") -> Iterato
         os.close(fd)
 
 
+def check_replaceable_folder(path: str | os.PathLike, names: Iterable[str],
+                             option: str = "--out") -> Path:
+    """``path`` if ``replaced_files`` may write the files ``names`` into it: a folder or
+    nothing yet, not a link, outside the zoo, below a folder, and none of ``names`` in it
+    a link or a folder; else a ``ValueError`` that says why."""
+    path = Path(path).expanduser()
+    check_outside_zoo(path, option)
+    check_parent_folders(path, option)
+    check_not_linked(path, option)
+    if path.exists() and not path.is_dir():
+        raise ValueError(f"{option} {path} is a file, not a folder: give a folder.")
+    for name in names:
+        check_not_linked(path / name, option)
+        if (path / name).is_dir():
+            raise ValueError(f"{option} {path / name} is a folder, which is never replaced: "
+                             "move it away or give another folder.")
+    return path
+
+
+@contextlib.contextmanager
+def replaced_files(path: str | os.PathLike, names: Iterable[str],
+                   option: str = "--out") -> Iterator[Path]:
+    """Yield a staging folder beside the folder ``path`` (created when missing) for files
+    that replace their namesakes in it when the block ends normally, each renamed into
+    place (never written through a link); the folder's other files are left as they are.
+
+    Only files named in ``names`` are written (``check_replaceable_folder``, checked
+    before and after the block); ``path`` is claimed under a lock while the block runs.
+    When the block fails, the staging folder is removed and ``path`` is as it was
+    (removed if this call created it).
+    """
+    names = tuple(names)
+    path = check_replaceable_folder(path, names, option)
+    created = not path.exists()
+    path.mkdir(parents=True, exist_ok=True)
+    fd = _lock_claim(path)
+    staging = _staging_folder(path)
+    try:
+        _remove_stale_staging(_staging_folders_of(path), path.parent)
+        _remove(staging)
+        staging.mkdir()
+        yield staging
+        written = sorted(p.name for p in staging.iterdir())
+        foreign = [name for name in written if name not in names]
+        if foreign:
+            raise ValueError(f"{foreign[0]} is not one of the files that replace those of "
+                             f"{path}: nothing was replaced.")
+        check_replaceable_folder(path, written, option)
+        for name in written:
+            os.replace(staging / name, path / name)  # a link there is replaced, never followed
+    finally:
+        _remove(staging)
+        with contextlib.suppress(OSError):
+            (path / CLAIM_FILE).unlink()
+        if created:  # empty when the block failed: removed, as it was not there
+            with contextlib.suppress(OSError):
+                path.rmdir()
+        os.close(fd)
+
+
 def check_new_path(path: str | os.PathLike, option: str = "--out") -> Path:
-    """``path`` if nothing is there, not even a link (else ``FileExistsError``), and it
-    is not in the zoo (else ``ValueError``): where ``new_output_path`` may write."""
+    """``path`` if nothing is there, not even a link (else ``OutputExistsError``), it is
+    below a folder and not in the zoo (else ``ValueError``): where ``new_output_path`` may
+    write."""
     path = Path(path).expanduser()
     if os.path.lexists(path):
-        raise FileExistsError(f"{option} {path} exists already (nothing there is replaced): "
-                              "choose a new path.")
+        raise OutputExistsError(f"{option} {path} exists already (nothing there is replaced): "
+                                "choose a new path.")
     check_outside_zoo(path, option)
+    check_parent_folders(path, option)
     return path
 
 
@@ -201,15 +333,17 @@ def new_output_path(path: str | os.PathLike, option: str = "--out") -> Iterator[
     (an export), that is renamed to ``path`` when the block ends normally: the output
     appears whole.
 
-    ``path`` must not exist, not even as a link (``FileExistsError``), nor lie in the zoo
-    (``ValueError``): nothing already there is replaced or followed. When the block fails,
-    the staging path is removed and nothing else was touched; when something appeared at
-    ``path`` meanwhile, the finished output is kept at the staging path and the error
-    says where.
+    ``path`` must not exist, not even as a link (``OutputExistsError``, a
+    ``FileExistsError``), nor lie in the zoo (``ValueError``): nothing already there is
+    replaced or followed. When the block fails, the staging path is removed and nothing
+    else was touched; when something appeared at ``path`` meanwhile, the finished output
+    is kept beside it and the error says where. Staging paths of ``path`` left by killed
+    commands go.
     """
     path = check_new_path(path, option)
     path.parent.mkdir(parents=True, exist_ok=True)
     staging = path.with_name(f".partial-{os.getpid()}-{path.name}")  # the suffix kept
+    _remove_stale_staging(re.compile(rf"\.partial-(\d+)-{re.escape(path.name)}"), path.parent)
     _remove(staging)
     try:
         yield staging
@@ -217,8 +351,9 @@ def new_output_path(path: str | os.PathLike, option: str = "--out") -> Iterator[
         _remove(staging)
         raise
     if os.path.lexists(path):
-        raise FileExistsError(f"{path} was written by something else meanwhile, so the "
-                              f"finished output was left in {staging}: move it where you want it.")
+        raise FileExistsError(f"{path} was written by something else meanwhile, so the finished "
+                              f"output was left in {_kept_aside(staging, path)}: move it where "
+                              "you want it.")
     os.rename(staging, path)
 
 

@@ -26,6 +26,7 @@ from keras_gated.analysis.removal import (
     removal_order,
     single_removal_accuracies,
 )
+from keras_gated.files import new_output_folder, replaced_files
 from keras_gated.flops import count_macs
 from keras_gated.gating import gate_values
 from keras_gated.layers.highway import Highway
@@ -108,14 +109,36 @@ def prune_tradeoff(model: keras.Model, x, y, *, timing_batch: int = 256,
     } for count, smaller in enumerate(pruned)]
 
 
+# The plot ``analyze`` draws of each of its entries that has one.
+PLOTS = {"gate_values": "gates.png", "removal_curves": "removal.png", "prune": "prune.png",
+         "estimation_error": "estimation_error.png", "highway_activity": "highway_activity.png"}
+# The files ``analyze`` writes: all it may replace in a folder (``overwrite``).
+ANALYSIS_FILES = ("analysis.json", *PLOTS.values())
+
+
 def analyze(model: keras.Model, x: np.ndarray, y: np.ndarray, out: str | Path, *,
             twin: keras.Model | None = None, seeds: Sequence[int] = (0, 1, 2),
-            with_prune: bool = True) -> dict:
+            with_prune: bool = True, overwrite: bool = False) -> dict:
     """Run every analysis that applies to ``model`` on ``(x, y)``; write PNGs and
     ``analysis.json`` into ``out``; return the numbers. A progress bar
-    (``keras_gated.progress``) counts the analyses."""
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+    (``keras_gated.progress``) counts the analyses.
+
+    ``out`` is a new or empty folder outside the zoo, written beside and renamed into
+    place whole (``keras_gated.files.new_output_folder``). With ``overwrite``, ``out`` may
+    hold other files: only the analysis's own (``ANALYSIS_FILES``) are replaced, each
+    renamed into place, and a link among them is refused
+    (``keras_gated.files.replaced_files``)."""
+    if overwrite:
+        writing = replaced_files(out, ANALYSIS_FILES)
+    else:
+        writing = new_output_folder(out)
+    with writing as staging:
+        return _analyze(model, x, y, staging, twin=twin, seeds=seeds, with_prune=with_prune)
+
+
+def _analyze(model: keras.Model, x: np.ndarray, y: np.ndarray, out: Path, *,
+             twin: keras.Model | None, seeds: Sequence[int], with_prune: bool) -> dict:
+    """``analyze``, written into the folder ``out`` of its own."""
     removable = bool(removable_blocks(model))
     staged = any(s != "all" and len(b) > 1 for s, b in stages(model).items())
     highway = any(isinstance(layer, Highway) and layer.transform_gate is not None for layer in model.layers)

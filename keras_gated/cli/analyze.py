@@ -4,19 +4,22 @@ weights, written as PNGs and ``analysis.json``."""
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from keras_gated import datasets  # the module: its functions looked up when called
-from keras_gated.analysis.report import analyze, subset
+from keras_gated.analysis.report import ANALYSIS_FILES, PLOTS, analyze, subset
 from keras_gated.cli.arguments import source_weights
 from keras_gated.evaluation import data_classes
-from keras_gated.files import check_outside_zoo
+from keras_gated.files import check_new_folder, check_replaceable_folder
 from keras_gated.models import factory  # the module: create_model looked up when called
 
 
 def analyze_command(args: argparse.Namespace) -> int:
-    """``keras-gated analyze WEIGHT_ID --dataset DATA --out DIR``."""
-    check_outside_zoo(args.out)  # before anything is loaded
+    """``keras-gated analyze WEIGHT_ID --dataset DATA --out DIR [--overwrite]``."""
+    if args.overwrite:  # before anything is loaded
+        check_replaceable_folder(args.out, ANALYSIS_FILES)
+    else:
+        check_new_folder(args.out, what_to_do="give a new one, or add --overwrite to replace "
+                         "the analysis's own files in it")
     arch, weights = source_weights(args)
     model = factory.create_model(arch, weights=weights)
     twin = factory.create_model(args.twin, weights=args.twin_weights or weights) if args.twin else None
@@ -28,8 +31,9 @@ def analyze_command(args: argparse.Namespace) -> int:
                          f"{weights}) has {model.num_classes}: analyze it on the data set it "
                          "was trained on.")
     x, y = subset(x, y, args.examples)
-    result = analyze(model, x, y, args.out, twin=twin, with_prune=not args.no_prune)
+    result = analyze(model, x, y, args.out, twin=twin, with_prune=not args.no_prune,
+                     overwrite=args.overwrite)
+    plots = sorted(name for entry, name in PLOTS.items() if entry in result)
     print(f"{arch} (weights {weights}) on {len(x)} {args.dataset} test images: accuracy "
-          f"{result['accuracy']:.4f}; wrote {args.out}/analysis.json and "
-          f"{', '.join(sorted(p.name for p in Path(args.out).glob('*.png')))}")
+          f"{result['accuracy']:.4f}; wrote {args.out}/analysis.json and {', '.join(plots)}")
     return 0

@@ -119,13 +119,14 @@ def finite(*, positive: bool):
 
 
 def new_folder(text: str) -> str:
-    """argparse type of ``compress --out``: a folder that does not exist yet or is empty
-    (it is written whole; nothing already there is replaced)."""
+    """argparse type of ``compress --out``: a folder that does not exist yet or is empty,
+    outside the zoo (it is written whole; nothing already there is replaced); refused with
+    ``check_new_folder``'s reason."""
     try:
         check_new_folder(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text} exists and is not an empty folder: give a "
-                                         "new one") from None
+    except ValueError as error:  # argparse names the option itself
+        reason = str(error).removeprefix("--out ").rstrip(".")
+        raise argparse.ArgumentTypeError(reason) from None
     return text
 
 

@@ -140,7 +140,11 @@ def _add_convert_and_analyze_commands(sub) -> None:
     p.add_argument("weight_id", type=model_name, help="weight id (gresnet20.cifar10) or model name with --weights")
     p.add_argument("--weights", default=None, help="tag, file, folder or hf:// (default: the weight id's tag)")
     p.add_argument("--dataset", required=True, help=dataset_help(": its test split is analyzed"))
-    p.add_argument("--out", required=True, help="folder for the plots and analysis.json")
+    p.add_argument("--out", required=True,
+                   help="new or empty folder for the plots and analysis.json")
+    p.add_argument("--overwrite", action="store_true",
+                   help="write into an existing --out, replacing only the analysis's own files "
+                        "(analysis.json and its PNGs; a link among them is refused)")
     p.add_argument("--examples", type=positive_int, default=2000,
                    help="test images used (default 2000)")
     p.add_argument("--twin", type=model_name, default=None, help="ungated twin to compare (e.g. preactresnet20)")

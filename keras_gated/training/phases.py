@@ -32,7 +32,12 @@ from typing import Any
 import keras
 import numpy as np
 
-from keras_gated.files import check_not_linked, write_text_atomic
+from keras_gated.files import (
+    check_not_linked,
+    check_outside_zoo,
+    check_parent_folders,
+    write_text_atomic,
+)
 from keras_gated.training.callbacks import StopOnNaN, read_log
 from keras_gated.training.distill import Distillation, distiller, logits_heads
 from keras_gated.training.loop import fit_resumable
@@ -120,10 +125,12 @@ def _recorded_phases(folder: Path) -> list[str]:
 
 
 def check_backup_folder(folder: Path) -> None:
-    """Refuse (``ValueError``) a backup folder that is a symbolic link or a file, one that
-    holds anything but no backup (``settings.json``), and a backup of the earlier
-    one-folder layout: the backup writes there and deletes its own files afterwards, so it
-    never takes over a folder of other files."""
+    """Refuse (``ValueError``) a backup folder in the zoo, one that is a symbolic link or a
+    file, one that holds anything but no backup (``settings.json``), and a backup of the
+    earlier one-folder layout: the backup writes there and deletes its own files
+    afterwards, so it never takes over a folder of other files."""
+    check_outside_zoo(folder, "--backup-dir")
+    check_parent_folders(folder, "--backup-dir")
     check_not_linked(folder, "The backup folder")
     if folder.exists() and not folder.is_dir():
         raise ValueError(f"The backup folder {folder} is a file: give a new folder.")

@@ -120,6 +120,38 @@ def test_analyze_never_writes_a_release_folder(tmp_path, monkeypatch, inside):
     assert {p.name: p.read_bytes() for p in folder.iterdir()} == official
 
 
+def test_no_command_makes_a_new_folder_or_path_in_the_zoo(tmp_path, monkeypatch, capsys):
+    import keras_gated.cli.compress as compress_cli
+    from keras_gated.cli import main
+    from keras_gated.files import new_output_folder, new_output_path, replaced_files
+
+    zoo = tmp_path / "zoo"
+    official = _release_folder(zoo / "gresnet20.cifar10")
+    monkeypatch.setenv("KERAS_GATED_ZOO", str(zoo))
+    monkeypatch.setattr(compress_cli, "source_model", lambda *a, **k: pytest.fail("compressed"))
+    compress = ["compress", "gresnet20.cifar10", "--dataset", "cifar10", "--blocks", "1",
+                "--epochs", "0"]
+    with pytest.raises(SystemExit) as refused:  # --out: refused while parsing
+        main([*compress, "--out", str(zoo / "newthing")])
+    assert refused.value.code == 2
+    assert "is in the zoo" in capsys.readouterr().err
+    code, _, err = _cli(*compress, "--out", str(tmp_path / "c"), "--backup-dir", str(zoo / "bk"))
+    assert code == 2 and "--backup-dir" in err and "is in the zoo" in err, err
+    assert len(err.strip().splitlines()) == 1
+    for writing in (new_output_folder, new_output_path):
+        with pytest.raises(ValueError, match="is in the zoo"):
+            with writing(zoo / "newthing"):
+                pytest.fail("written")
+    with pytest.raises(ValueError, match="is in the zoo"):
+        with replaced_files(zoo / "gresnet20.cifar10", ["analysis.json"]):
+            pytest.fail("written")
+    with pytest.raises(ValueError, match="is in the zoo"):
+        PhaseBackup(zoo / "bk", SETTINGS)
+    assert sorted(p.name for p in zoo.iterdir()) == ["gresnet20.cifar10"]
+    assert {p.name: p.read_bytes() for p in (zoo / "gresnet20.cifar10").iterdir()} == official
+    assert not (tmp_path / "c").exists()
+
+
 def test_two_compress_runs_into_one_out_never_both_write_it(tmp_path, monkeypatch):
     import importlib
 

@@ -4,10 +4,13 @@ the working and home folders (``keras_gated.files``)."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 
 import pytest
 
-from keras_gated.files import new_output_folder
+from keras_gated.files import new_output_folder, new_output_path
 from tests.support.hub_fixtures import hf_home, hub  # noqa: F401
 
 
@@ -34,6 +37,50 @@ def test_a_failed_output_leaves_the_folder_as_it_was(tmp_path):
                 raise RuntimeError("killed")
     assert list(empty.iterdir()) == [] and not (tmp_path / "new").exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["empty"]
+
+
+def _ended_pid() -> int:
+    """The pid of a process that has ended."""
+    child = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                           capture_output=True, text=True, check=True)
+    return int(child.stdout)
+
+
+def test_the_staging_a_killed_command_left_goes_with_the_next_run_of_its_output(tmp_path):
+    dead, also_dead, outside = _ended_pid(), _ended_pid(), tmp_path / "outside"
+    outside.mkdir()
+    (outside / "keep.txt").write_text("keep")
+    stale = [tmp_path / f".out.partial-{dead}", tmp_path / f".partial-{dead}-net.onnx"]
+    for folder in stale:
+        folder.mkdir()
+        (folder / "half.txt").write_text("half")
+    (tmp_path / f".out.partial-{also_dead}").symlink_to(outside)
+    kept = {tmp_path / ".out.partial-1": "a running process's",  # pid 1 always runs
+            tmp_path / f".other.partial-{dead}": "another output's",
+            tmp_path / f".out.partial-{dead}.bak": "not a staging name",
+            tmp_path / f".partial-{dead}-other.onnx": "another path's"}
+    for folder, text in kept.items():
+        folder.mkdir()
+        (folder / "note.txt").write_text(text)
+    with new_output_folder(tmp_path / "out") as staging:
+        (staging / "result.txt").write_text("done")
+    with new_output_path(tmp_path / "net.onnx") as staging:
+        staging.write_text("net")
+    assert not any(os.path.lexists(p) for p in [*stale, tmp_path / f".out.partial-{also_dead}"])
+    assert {p: (p / "note.txt").read_text() for p in kept} == kept
+    assert (outside / "keep.txt").read_text() == "keep"
+    assert (tmp_path / "out" / "result.txt").read_text() == "done"
+
+
+def test_a_finished_output_that_cannot_be_placed_is_kept_where_no_run_removes_it(tmp_path):
+    out = tmp_path / "out"
+    with pytest.raises(OSError, match="out.unplaced-"):
+        with new_output_folder(out) as staging:
+            (staging / "result.txt").write_text("done")
+            (out / "theirs.txt").write_text("theirs")  # written meanwhile by something else
+    assert (tmp_path / f"out.unplaced-{os.getpid()}" / "result.txt").read_text() == "done"
+    assert (out / "theirs.txt").read_text() == "theirs"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out", f"out.unplaced-{os.getpid()}"]
 
 
 # --- release: zoo/ only with --register, whole, under a lock ---------------------------------

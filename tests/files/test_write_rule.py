@@ -5,7 +5,9 @@ only new paths of its own, never through a link (``keras_gated.files``)."""
 from __future__ import annotations
 
 import contextlib
+import errno
 import io
+import json
 import os
 from pathlib import Path
 
@@ -210,6 +212,113 @@ def test_analyze_leaves_what_is_in_its_folder(crowded, data, fc2_weights):
     if code == 0:
         assert (crowded / "analysis.json").is_file()
     untouched(before, crowded, *_own(crowded))
+
+
+@pytest.fixture(scope="module")
+def analyzable(tmp_path_factory) -> tuple[str, str]:
+    """``(weights, data)`` that analyze runs on: gresnetfc2's (its ten classes) and an
+    image folder of ten classes."""
+    root = tmp_path_factory.mktemp("analyzable")
+    kg.create_model("gresnetfc2").save_weights(root / "fc2.weights.h5")
+    data = make_image_folder(root / "ten", per_class=(1, 1), classes=10)
+    return str(root / "fc2.weights.h5"), str(data)
+
+
+def one_sentence(err: str, *words: str) -> str:
+    """The one line ``err`` holds: a user-facing sentence naming each of ``words``."""
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].endswith("."), err
+    assert "internal error" not in err and "Traceback" not in err, err
+    for word in words:
+        assert word in lines[0], err
+    return lines[0]
+
+
+@pytest.mark.parametrize("name, says", [(None, "--overwrite"), ("link", "symbolic link"),
+                                        ("dangling", "symbolic link"), ("notes.txt", "a file"),
+                                        ("notes.txt/sub", "not a folder")])
+def test_analyze_refuses_a_folder_with_files_a_link_or_a_file_before_any_work(
+        crowded, monkeypatch, name, says):
+    from keras_gated.models import factory
+
+    monkeypatch.setattr(factory, "create_model", lambda *a, **k: pytest.fail("analyzed"))
+    before = state(crowded)
+    target = crowded if name is None else crowded / name
+    code, err = _cli("analyze", "gresnetfc2", "--weights", "w.h5", "--dataset", "d",
+                     "--out", str(target), "--examples", "8")
+    assert code == 2, err
+    one_sentence(err, "--out", says)
+    untouched(before, crowded)
+
+
+def test_analyze_overwrite_replaces_only_its_own_files_and_never_a_link(crowded, analyzable):
+    (crowded / "gates.png").write_bytes(b"the user's own picture")
+    (crowded / "analysis.json").symlink_to(crowded.parent / "outside" / "secret.txt")
+    weights, data = analyzable
+    argv = ("analyze", "gresnetfc2", "--weights", weights, "--dataset", data,
+            "--out", str(crowded), "--no-prune")
+    before = state(crowded)
+    for flags in ((), ("--overwrite",)):  # a folder with files; a link among its own files
+        code, err = _cli(*argv, *flags)
+        assert code == 2, err
+        one_sentence(err, str(crowded))
+        untouched(before, crowded)
+    (crowded / "analysis.json").unlink()
+    before = state(crowded)
+    del before["folder/gates.png"]  # the analysis's own name: replaced on purpose
+    code, err = _cli(*argv, "--overwrite")
+    assert code == 0, err
+    assert (crowded / "gates.png").read_bytes().startswith(b"\x89PNG")
+    assert json.loads((crowded / "analysis.json").read_text())["model"] == "gresnetfc2"
+    assert sorted(_own(crowded)) == ["analysis.json", "gates.png", "removal.png"]
+    assert not [p for p in crowded.parent.iterdir() if ".partial-" in p.name]
+    untouched(before, crowded, "gates.png", "analysis.json", "removal.png")
+
+
+def test_analyze_writes_its_folder_whole_or_not_at_all(tmp_path, analyzable, monkeypatch):
+    from keras_gated.analysis import plots
+
+    out, (weights, data) = tmp_path / "analysis", analyzable
+    argv = ("analyze", "gresnetfc2", "--weights", weights, "--dataset", data, "--out", str(out),
+            "--no-prune")
+    def disk_full(*args) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    with monkeypatch.context() as patched:  # the disk fills after the first plot
+        patched.setattr(plots, "plot_removal_curves", disk_full)
+        code, err = _cli(*argv)
+    assert code == 1, err
+    assert list(tmp_path.iterdir()) == []
+    code, err = _cli(*argv)
+    assert code == 0, err
+    assert sorted(p.name for p in out.iterdir()) == ["analysis.json", "gates.png", "removal.png"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["analysis"]
+
+
+@pytest.mark.parametrize("name, says", [("link", "symbolic link"), ("dangling", "symbolic link"),
+                                        ("notes.txt", "is a file"),
+                                        ("notes.txt/sub", "not a folder")])
+def test_compress_says_why_it_refuses_its_out(crowded, name, says, capsys):
+    from keras_gated.cli import main
+
+    before = state(crowded)
+    with pytest.raises(SystemExit) as refused:
+        main(["compress", "gresnetfc2", "--dataset", "d", "--blocks", "1", "--epochs", "0",
+              "--out", str(crowded / name)])
+    assert refused.value.code == 2
+    line = capsys.readouterr().err.strip().splitlines()[-1]
+    assert says in line and "not an empty folder" not in line, line
+    untouched(before, crowded)
+
+
+@pytest.mark.parametrize("name, says", [("notes.txt", "exists already"), ("link", "exists already"),
+                                        ("notes.txt/x", "not a folder")])
+def test_an_export_path_taken_or_below_a_file_is_a_usage_error(crowded, name, says):
+    before = state(crowded)
+    code, err = _cli("export", "gresnetfc2", "--format", "savedmodel", "--out", str(crowded / name))
+    assert code == 2, err
+    one_sentence(err, says)
+    untouched(before, crowded)
 
 
 def test_compress_leaves_what_is_in_its_folder(crowded, data, tmp_path):
