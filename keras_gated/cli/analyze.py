@@ -8,9 +8,16 @@ import argparse
 from keras_gated import datasets  # the module: its functions looked up when called
 from keras_gated.analysis.report import ANALYSIS_FILES, PLOTS, analyze, subset
 from keras_gated.cli.arguments import source_weights
-from keras_gated.evaluation import data_classes
+from keras_gated.evaluation import data_classes, weights_classes
 from keras_gated.files import check_new_folder, check_replaceable_folder
 from keras_gated.models import factory  # the module: create_model looked up when called
+
+
+def _with_its_head(arch: str, weights: str):
+    """``arch`` built with ``weights`` and the class count of the head they hold (a
+    fine-tuned net's 2 classes, say), which the constructor's default would not match."""
+    classes = weights_classes(arch, weights)
+    return factory.create_model(arch, weights=weights, **({"classes": classes} if classes else {}))
 
 
 def analyze_command(args: argparse.Namespace) -> int:
@@ -21,8 +28,8 @@ def analyze_command(args: argparse.Namespace) -> int:
         check_new_folder(args.out, what_to_do="give a new one, or add --overwrite to replace "
                          "the analysis's own files in it")
     arch, weights = source_weights(args)
-    model = factory.create_model(arch, weights=weights)
-    twin = factory.create_model(args.twin, weights=args.twin_weights or weights) if args.twin else None
+    model = _with_its_head(arch, weights)
+    twin = _with_its_head(args.twin, args.twin_weights or weights) if args.twin else None
     x, y, info = datasets.load_numpy(args.dataset, "test")
     relabel = data_classes(model, info, weights, args.dataset, arch, dict(args.class_map))
     y = relabel[y]

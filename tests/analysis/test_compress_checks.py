@@ -103,6 +103,17 @@ def test_analyze_refuses_data_of_other_classes(tmp_path):
     assert not (tmp_path / "a").exists()
 
 
+def test_analyze_builds_the_net_with_the_head_its_weights_hold(tmp_path):
+    import keras_gated as kg
+
+    kg.create_model("gresnetfc2", classes=2).save_weights(tmp_path / "two.weights.h5")
+    data = make_image_folder(tmp_path / "data", per_class=(2, 4), classes=2)
+    code, out, err = _cli("analyze", "gresnetfc2", "--weights", str(tmp_path / "two.weights.h5"),
+                          "--dataset", str(data), "--out", str(tmp_path / "a"), "--no-prune")
+    assert code == 0, err
+    assert "on 8 " in out and (tmp_path / "a" / "analysis.json").is_file()
+
+
 def test_compress_takes_a_class_map_too(tmp_path):
     from keras_gated.cli import build_parser
     from keras_gated.cli.compress import compress_command_line
