@@ -72,6 +72,18 @@ class FastPathModel(Functional):
         self._xla_predict = False  # set again below when jit_compile="auto" chooses it
         super().compile(*args, **kwargs)
 
+    def compile_from_config(self, config):
+        """Compile a loaded model as it was saved (optimizer, loss, metrics), as Keras
+        does for a model whose ``compile`` is its own: Keras skips that for any override
+        of ``compile``, and this one only adds the choice of the predict path. The
+        optimizer's variables are built here, so a ``.keras`` file's optimizer state is
+        loaded into them and training resumes where it stopped."""
+        from keras.src.saving import serialization_lib
+
+        self.compile(**serialization_lib.deserialize_keras_object(config))
+        if hasattr(self, "optimizer") and self.built:
+            self.optimizer.build(self.trainable_variables)
+
     def _resolve_auto_jit_compile(self):
         cpu_tensorflow = (keras.backend.backend() == "tensorflow"
                           and not self._distribute_strategy and not tensorflow_has_accelerator()

@@ -16,6 +16,7 @@ EVERY_BACKEND_PATHS = (
     "tests/models/compressed/test_compressed.py",
     "tests/models/fc_nets/test_preactivation.py",
     "tests/models/test_families.py",
+    "tests/models/test_compiled_round_trip.py",
     "tests/models/test_build_refusals.py",
     "tests/models/test_predict_shapes.py",
     "tests/models/test_mixed_precision.py",
