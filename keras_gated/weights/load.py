@@ -192,11 +192,13 @@ def load_exact(model: keras.Model, path: str | Path, *, origin: str) -> None:
         ) from None
 
 
+# The value's shape is a tuple, or on the torch backend ``torch.Size([3, 3, 3, 16])``.
 _ASSIGN_ERROR = re.compile(
-    r"variable\.shape=(\([^)]*\)), Received: value\.shape=(\([^)]*\))"
+    r"variable\.shape=(\([^)]*\)), Received: value\.shape=(\([^)]*\)|torch\.Size\(\[[^\]]*\]\))"
     r"(?:.*?Target variable: <Variable path=([^,]+),)?",
     re.S,
 )
+_TORCH_SIZE = re.compile(r"torch\.Size\(\[([^\]]*)\]\)")
 
 
 def _first_mismatch(error: Exception) -> str:
@@ -204,6 +206,7 @@ def _first_mismatch(error: Exception) -> str:
     found = _ASSIGN_ERROR.search(str(error))
     if found:
         model_shape, file_shape, variable = found.groups()
+        file_shape = _TORCH_SIZE.sub(r"(\1)", file_shape)
         where = f"variable {variable}" if variable else "a variable"
         return f"{where} has shape {model_shape} in the model but {file_shape} in the weights"
     first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__

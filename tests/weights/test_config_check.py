@@ -143,3 +143,17 @@ def test_released_tanh_highway_weights_build_their_tanh_net():
     assert {keras.activations.serialize(layer.activation) for layer in highway} == {"tanh"}
     with pytest.raises(ConfigurationMismatchError, match="activation 'tanh'"):
         kg.HighwayFC(50, activation="relu", weights="fashion_mnist")
+
+
+def test_a_shape_mismatch_reads_the_same_from_every_backends_error():
+    """Keras's assign error names the value's shape as a tuple, or on torch as
+    ``torch.Size([...])``: both give the same one line."""
+    from keras_gated.weights.load import _first_mismatch
+
+    for value in ("(3, 3, 3, 16)", "torch.Size([3, 3, 3, 16])"):
+        error = ValueError(
+            "A total of 1 objects could not be loaded. Example error message:\n\nThe shape ... "
+            f"must match. variable.shape=(3, 3, 1, 16), Received: value.shape={value}. Target "
+            "variable: <Variable path=stem_conv/kernel, shape=(3, 3, 1, 16), value=[[0.1]]>")
+        assert _first_mismatch(error) == ("variable stem_conv/kernel has shape (3, 3, 1, 16) in "
+                                          "the model but (3, 3, 3, 16) in the weights")
