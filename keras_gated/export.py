@@ -98,6 +98,7 @@ def export(model: keras.Model, path: str | os.PathLike, format: str, *, verbose:
         )
     path = check_new_path(path, "the export path")  # before any work
     check_onnx_converter(model, format)
+    check_tflite_modules(format, backend)
     if backend == "tensorflow" or format == "savedmodel":  # SavedModel: jax2tf on JAX
         import_tensorflow(f"Export to {format} on the {backend} backend")
     # Written beside and renamed into place: a new path only, never a link followed.
@@ -147,8 +148,23 @@ def check_onnx_modules(format: str) -> None:
         raise MissingExtraError(
             f"ONNX export on the {backend} backend needs {', '.join(missing)}, which "
             f"{'is' if len(missing) == 1 else 'are'} not installed: "
-            f'pip install "keras-gated[onnx]"{" onnxscript" if backend == "torch" else ""}.',
+            'pip install "keras-gated[onnx]".',
             name=missing[0])
+
+
+# The module Keras's TFLite (LiteRT) export needs on the torch backend; TensorFlow's own
+# converter does it on the tensorflow backend.
+TFLITE_TORCH_MODULE = "litert_torch"
+
+
+def check_tflite_modules(format: str, backend: str) -> None:
+    """Refuse, before any work, a TFLite export on the torch backend where Keras's converter
+    for it (``litert-torch``, not in any extra: it brings JAX and more) is not installed."""
+    if format == "tflite" and backend == "torch" and not _installed(TFLITE_TORCH_MODULE):
+        raise MissingExtraError(
+            "TFLite export on the torch backend needs litert-torch, which is not installed: "
+            "pip install litert-torch, or export with KERAS_BACKEND=tensorflow.",
+            name=TFLITE_TORCH_MODULE)
 
 
 def check_onnx_converter(model: keras.Model, format: str) -> None:

@@ -136,12 +136,15 @@ def describe(model: keras.Model) -> dict:
 
 
 def describe_text(model: keras.Model) -> str:
-    """``describe`` in one line: ``backend tensorflow, XLA off, float32, oneDNN on, ...``."""
+    """``describe`` in one line: ``backend tensorflow, XLA off, float32, oneDNN on, ...``
+    (``torch.compile off`` in place of XLA on the torch backend)."""
     info = describe(model)
     xla = "on" if info["jit_compile"] else "off"
     if info["xla_predict"] != info["jit_compile"]:
         xla = f"{xla} for training, {'on' if info['xla_predict'] else 'off'} for predict"
-    parts = [f"backend {info['backend']}", f"XLA {xla}", info["dtype_policy"]]
+    # On torch, Keras's jit_compile means torch.compile, not XLA.
+    compiler = "torch.compile" if info["backend"] == "torch" else "XLA"
+    parts = [f"backend {info['backend']}", f"{compiler} {xla}", info["dtype_policy"]]
     if "onednn" in info:
         parts.append(f"oneDNN {'on' if info['onednn'] else 'off'}")
     if "intra_op_threads" in info:

@@ -114,6 +114,19 @@ def test_importing_keras_gated_first_turns_onednn_on_unless_the_user_said_no(set
     assert expected in done.stdout
 
 
+def test_the_description_names_the_backends_compiler():
+    import keras_gated as kg
+    from keras_gated.models.fast_path_model import describe_text
+
+    model = kg.GResNetFC(2)
+    model.compile("sgd", "sparse_categorical_crossentropy", jit_compile=False)
+    text = describe_text(model)
+    backend = keras.backend.backend()
+    assert text.startswith(f"backend {backend}, ")
+    assert ("torch.compile off" if backend == "torch" else "XLA off") in text
+    assert ("XLA" in text) is (backend != "torch")
+
+
 def test_building_under_emulated_mixed_precision_warns_once():
     import keras_gated as kg
     from keras_gated import precision
