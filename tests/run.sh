@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Run the test suite once per Keras backend (TensorFlow, then JAX); the PyTorch backend
-# is smoke-tested from inside the TensorFlow pass when torch is installed.
+# is smoke-tested from inside the TensorFlow pass when torch is installed, and
+# `KERAS_GATED_TEST_BACKENDS=torch` runs the backend-dependent tests on it (.ci/run does).
 # KERAS_GATED_TEST_BACKENDS chooses the backends (e.g. `jax` where TensorFlow is not
 # installed: .ci/run's second pass). Tests that need TensorFlow skip without it.
 # Extra arguments go to pytest, e.g. `bash tests/run.sh -m slow` or `-k gates`.

@@ -33,7 +33,9 @@ def test_the_fast_path_is_applied_reported_and_recorded(folder, tmp_path, capsys
     backend = keras.backend.backend()
     assert path["backend"] == backend and path["dtype_policy"] == "float32"
     assert path["jit_compile"] is expected_jit_compile()
-    assert f"[train] fast path: backend {backend}, XLA {'on' if path['jit_compile'] else 'off'}" in printed
+    assert (f"[train] fast path: backend {backend}, "
+            f"{'torch.compile' if backend == 'torch' else 'XLA'} "
+            f"{'on' if path['jit_compile'] else 'off'}") in printed
     if backend == "tensorflow":
         assert path["onednn"] is onednn_enabled()
         assert f"oneDNN {'on' if path['onednn'] else 'off'}" in printed
