@@ -82,10 +82,11 @@ def test_setup_commands_are_the_two_ci_relies_on():
     assert readme_install in ci
     assert 'keras-gated = "keras_gated.cli:main"' in (ROOT / "pyproject.toml").read_text()
     # ...then the README's test command as written; the later passes run it again for the
-    # optional packages' tests only.
+    # optional packages' tests only, and for the PyTorch backend.
     test_command = tests.split("&&")[-1].strip()
     runs = [line for line in ci if "tests/run.sh" in line]
-    assert runs == [test_command, f"KERAS_GATED_TEST_OPTIONAL_ONLY=1 {test_command}"], runs
+    assert runs == [test_command, f"KERAS_GATED_TEST_OPTIONAL_ONLY=1 {test_command}",
+                    f"KERAS_GATED_TEST_BACKENDS=torch {test_command}"], runs
     assert ci.index(readme_install) < ci.index(test_command)
     assert (ROOT / shlex.split(test_command)[-1]).is_file()
 
