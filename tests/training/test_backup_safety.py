@@ -31,18 +31,22 @@ def test_epoch_backup_never_writes_or_deletes_through_a_linked_backup_folder(tmp
     assert (elsewhere / "precious.weights.h5").read_bytes() == b"not ours"
 
 
-def test_epoch_backup_removes_only_its_own_older_backups(tmp_path):
+@pytest.mark.parametrize("theirs", ["mine.weights.h5", "epoch-final.weights.txt"])
+def test_epoch_backup_removes_only_its_own_older_backups(tmp_path, theirs):
+    """A backup removes the older files it wrote, never a file of another name: one of the
+    user's, or one that only looks like a backup (``epoch-final``)."""
     from keras_gated.training.callbacks import EpochBackup
 
     backup = tmp_path / "run" / "backup"
     backup.mkdir(parents=True)
-    (backup / "mine.weights.h5").write_bytes(b"user file")
+    (backup / theirs).write_bytes(b"user file")
     callback = EpochBackup(backup)
     callback.set_model(compiled_tiny_fc())
     callback.write(1)
     callback.write(2)
-    assert sorted(p.name for p in backup.iterdir()) == [
-        "epoch-0002.weights.h5", "latest.json", "mine.weights.h5"]
+    assert sorted(p.name for p in backup.iterdir()) == sorted(
+        ["epoch-0002.weights.h5", "latest.json", theirs])
+    assert (backup / theirs).read_bytes() == b"user file"
 
 
 # --- the zoo: written by the release tool alone ----------------------------------------------

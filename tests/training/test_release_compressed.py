@@ -47,6 +47,15 @@ def _compress(tmp_path, arch, shape, classes, *budget):
     return data, out
 
 
+def _one_block_removed(tmp_path):
+    """``(data, out, name)``: gresnetfc2 with one block removed by a real compress run
+    (no training), and the name its MACs give it."""
+    data, out = _compress(tmp_path, "gresnetfc2", (28, 28, 1), 2, "--blocks", "1", "--epochs", "0",
+                          "--pressure-epochs", "0", "--baseline", "lowest")
+    record = json.loads((out / "compression.json").read_text())["record"]
+    return data, out, f"gresnetfc2_c{int(np.ceil(100 * record['macs_after'] / record['macs_before']))}"
+
+
 def _paths(tmp_path):
     readme = tmp_path / "README.md"
     readme.write_text(f"# project\n\n{listing.BEGIN}\n{listing.END}\n")
@@ -56,11 +65,7 @@ def _paths(tmp_path):
 
 
 def test_a_compress_folder_is_released_under_its_own_name_and_registered(tmp_path):
-    data, out = _compress(tmp_path, "gresnetfc2", (28, 28, 1), 2, "--blocks", "1", "--epochs", "0",
-                          "--pressure-epochs", "0", "--baseline", "lowest")
-    record = json.loads((out / "compression.json").read_text())["record"]
-    percent = int(np.ceil(100 * record["macs_after"] / record["macs_before"]))
-    name = f"gresnetfc2_c{percent}"
+    data, out, name = _one_block_removed(tmp_path)
     paths = _paths(tmp_path)
     with pytest.raises(ValueError, match=f"whose name is {name}"):
         release_compressed.release_compressed(out, "gresnetfc2_c50", dataset=str(data), **paths)
@@ -90,11 +95,8 @@ def test_a_compress_folder_is_released_under_its_own_name_and_registered(tmp_pat
 
 
 def test_the_release_loads_by_weight_id_and_computes_the_compress_folders_net(tmp_path, monkeypatch):
-    data, out = _compress(tmp_path, "gresnetfc2", (28, 28, 1), 2, "--blocks", "1", "--epochs", "0",
-                          "--pressure-epochs", "0", "--baseline", "lowest")
+    data, out, name = _one_block_removed(tmp_path)
     monkeypatch.setenv("KERAS_GATED_ZOO", str(tmp_path / "zoo"))
-    record = json.loads((out / "compression.json").read_text())["record"]
-    name = f"gresnetfc2_c{int(np.ceil(100 * record['macs_after'] / record['macs_before']))}"
     folder = release_compressed.release_compressed(out, name, dataset=str(data), **_paths(tmp_path))
     cfg = pretrained_cfg_from_folder(folder)
     arch = release_compressed.architecture_of(release_compressed.read_compress_output(out), name)
@@ -122,10 +124,7 @@ def test_the_card_times_the_release_against_its_source_and_a_busy_machine_is_ref
         tmp_path, monkeypatch):
     import keras_gated.analysis.report as report
 
-    data, out = _compress(tmp_path, "gresnetfc2", (28, 28, 1), 2, "--blocks", "1", "--epochs", "0",
-                          "--pressure-epochs", "0", "--baseline", "lowest")
-    record = json.loads((out / "compression.json").read_text())["record"]
-    name = f"gresnetfc2_c{int(np.ceil(100 * record['macs_after'] / record['macs_before']))}"
+    data, out, name = _one_block_removed(tmp_path)
     timed = []
 
     def busy(models, x, rounds=5):  # the control copy of the compressed net 30 % slower
@@ -160,10 +159,7 @@ def test_the_cards_command_is_the_runs_as_a_user_runs_it():
 
 
 def test_without_register_the_zoo_is_not_written(tmp_path):
-    data, out = _compress(tmp_path, "gresnetfc2", (28, 28, 1), 2, "--blocks", "1", "--epochs", "0",
-                          "--pressure-epochs", "0", "--baseline", "lowest")
-    record = json.loads((out / "compression.json").read_text())["record"]
-    name = f"gresnetfc2_c{int(np.ceil(100 * record['macs_after'] / record['macs_before']))}"
+    data, out, name = _one_block_removed(tmp_path)
     zoo = tmp_path / "zoo"
     (zoo / f"{name}.tiny").mkdir(parents=True)
     (zoo / f"{name}.tiny" / "README.md").write_text("the release there\n")
@@ -177,10 +173,7 @@ def test_without_register_the_zoo_is_not_written(tmp_path):
 
 def test_a_release_that_fails_its_check_leaves_the_registered_folder_as_it_was(
         tmp_path, monkeypatch):
-    data, out = _compress(tmp_path, "gresnetfc2", (28, 28, 1), 2, "--blocks", "1", "--epochs", "0",
-                          "--pressure-epochs", "0", "--baseline", "lowest")
-    record = json.loads((out / "compression.json").read_text())["record"]
-    name = f"gresnetfc2_c{int(np.ceil(100 * record['macs_after'] / record['macs_before']))}"
+    data, out, name = _one_block_removed(tmp_path)
     paths = _paths(tmp_path)
     folder = release_compressed.release_compressed(out, name, dataset=str(data), **paths)
     before = {p.relative_to(folder): p.read_bytes() for p in folder.rglob("*") if p.is_file()}

@@ -18,7 +18,6 @@ from keras_gated.training.run_dir import (
     open_run_folder,
 )
 from tests.support.helpers import make_image_folder
-from tests.support.models import compiled_tiny_fc
 from training import finetune, train
 
 
@@ -127,18 +126,6 @@ def test_a_link_anywhere_under_the_runs_subfolders_is_refused(where, kind, tmp_p
 
 
 # --- the backup removes its own series only ----------------------------------------------
-def test_epoch_backup_keeps_a_file_it_never_names(tmp_path):
-    from keras_gated.training.callbacks import EpochBackup
-
-    backup = tmp_path / "run" / "backup"
-    backup.mkdir(parents=True)
-    (backup / "epoch-final.weights.txt").write_text("the user's notes\n")
-    callback = EpochBackup(backup)
-    callback.set_model(compiled_tiny_fc())
-    callback.write(1)
-    callback.write(2)
-    assert sorted(p.name for p in backup.iterdir()) == [
-        "epoch-0002.weights.h5", "epoch-final.weights.txt", "latest.json"]
 
 
 # --- the fine-tuning run's zoo subfolder ---------------------------------------------------
@@ -178,4 +165,3 @@ def test_finetune_rewrites_its_own_zoo_folder_but_never_another(data, tmp_path, 
     line = error_line(capsys.readouterr().err, "finetune")
     assert str(zoo) in line and "not written by this run" in line
     assert tree(tmp_path) == before
-
