@@ -418,6 +418,15 @@ def replace_folder(new: Path, target: Path) -> None:
     shutil.rmtree(old)
 
 
+def release_staging_folder(path: Path) -> Path:
+    """``new_staging_folder(path)`` after removing the ones of ``path`` whose command no
+    longer runs (``.<name>.partial-<pid>[-N]`` of a killed release): call it while holding
+    the lock that keeps every other writer of ``path`` out."""
+    _remove_stale_staging(re.compile(rf"\.{re.escape(path.name)}\.partial-(\d+)(?:-\d+)?"),
+                          path.parent)
+    return new_staging_folder(path)
+
+
 def new_staging_folder(path: Path) -> Path:
     """A new, empty folder beside ``path`` (``.<name>.partial-<pid>[-N]``), created here, so
     that whatever is written into it and whatever removes it touches nothing else."""

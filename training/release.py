@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -244,13 +243,12 @@ def release(run: Path, notes: str = "", zoo: Path = ROOT / "zoo",
     the folder there as it was.
     """
     import shutil
-    import tempfile
 
     import keras
 
     import keras_gated  # noqa: F401  (registers the layers)
     from keras_gated.evaluation import evaluate
-    from keras_gated.files import exclusive_lock, replace_folder
+    from keras_gated.files import exclusive_lock, release_staging_folder, replace_folder
     from keras_gated.release.zoo_folder import (
         pretrained_cfg_from_folder,
         save_zoo_folder,
@@ -271,7 +269,7 @@ def release(run: Path, notes: str = "", zoo: Path = ROOT / "zoo",
         check_preset_possible(model)
     target.parent.mkdir(parents=True, exist_ok=True)
     with exclusive_lock(target.parent / f".{weight_id}.lock", f"The release folder {target}"):
-        staging = Path(tempfile.mkdtemp(prefix=f".{weight_id}.partial-", dir=target.parent))
+        staging = release_staging_folder(target)
         try:
             written = save_zoo_folder(
                 model, staging / weight_id, weight_id=weight_id, metrics=metrics,

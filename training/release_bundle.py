@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import tempfile
 from pathlib import Path
 
 GPU_TOLERANCE = 0.003  # 0.3 percentage point between the accelerator's and this machine's
@@ -155,7 +154,9 @@ def _write_measured(bundle: Path, model, metrics: dict, weight_id: str, target: 
     from keras_gated.weights.shards import SHARD_INDEX, narrow_to_bfloat16, shard_names
 
     arch, tag = metrics["model"], metrics["dataset"]
-    staging_root = Path(tempfile.mkdtemp(prefix=f".{weight_id}.partial-", dir=target.parent))
+    from keras_gated.files import release_staging_folder
+
+    staging_root = release_staging_folder(target)  # under the caller's lock
     try:
         def write(folder: Path, accuracy: float, measured: float | None) -> list[str]:
             record = {

@@ -221,7 +221,7 @@ def release_compressed(folder: Path, name: str, *, notes: str = "", zoo: Path = 
     from keras_gated.analysis.compress_report import compression_notes, compression_recipe
     from keras_gated.analysis.report import TIMING_AGREEMENT
     from keras_gated.evaluation import evaluate
-    from keras_gated.files import exclusive_lock, replace_folder
+    from keras_gated.files import exclusive_lock, release_staging_folder, replace_folder
     from keras_gated.models.compressed import registered
     from keras_gated.release.zoo_folder import pretrained_cfg_from_folder, save_zoo_folder
 
@@ -251,7 +251,7 @@ def release_compressed(folder: Path, name: str, *, notes: str = "", zoo: Path = 
             command = portable_command(run.metrics["command"], weight_id)
             # Written and measured beside its place, then moved in whole: a release that
             # fails its check leaves the folder there as it was.
-            staging = Path(tempfile.mkdtemp(prefix=f".{weight_id}.partial-", dir=target.parent))
+            staging = release_staging_folder(target)
             try:
                 written = save_zoo_folder(
                     model, staging / weight_id, weight_id=weight_id, metrics=zoo_metrics(run),

@@ -75,6 +75,22 @@ def test_a_failed_or_killed_release_leaves_the_zoo_folder_as_it_was(tmp_path, ti
     assert release.registered_cfgs(tiny.cfgs) == []
 
 
+def test_a_release_removes_what_a_killed_release_of_its_weight_id_left(tmp_path, tiny):  # noqa: F811
+    from training import release
+
+    run, zoo = tiny.train("gresnetfc2"), tmp_path / "zoo"
+    dead = 2 ** 22 + 12345  # above the kernel's default pid limit: no process has it
+    left = {name: zoo / name for name in (f".gresnetfc2.tiny.partial-{dead}",
+                                           f".gresnetfc2.tiny.partial-{dead}-1")}
+    kept = {name: zoo / name for name in (".gresnetfc2.tiny.partial-1",  # pid 1 runs
+                                           ".other.tiny.partial-99999999", "notes.partial-5")}
+    for folder in (*left.values(), *kept.values()):
+        folder.mkdir(parents=True)
+        (folder / "config.json").write_text("{}")
+    release.release(run, zoo=zoo, register_in=tiny.cfgs)
+    assert sorted(p.name for p in zoo.iterdir()) == sorted(["gresnetfc2.tiny", *kept])
+
+
 def test_two_releases_of_one_weight_id_never_run_at_once(tmp_path, tiny, monkeypatch):  # noqa: F811
     import keras_gated.evaluation as evaluation
     from training import release
