@@ -7,7 +7,9 @@ pip. Only wheels without scripts or data sections are carried (keras, optree, na
 
 from __future__ import annotations
 
+import atexit
 import importlib
+import shutil
 import sys
 import tempfile
 import zipfile
@@ -21,6 +23,14 @@ def missing(module: str) -> bool:
     except ImportError:
         return True
     return False
+
+
+def temporary_site() -> Path:
+    """A new folder for this process's unpacked wheels, removed when the process ends
+    (the modules imported from it are loaded by then)."""
+    site = Path(tempfile.mkdtemp(prefix="keras-gated-lease-site-"))
+    atexit.register(shutil.rmtree, site, ignore_errors=True)
+    return site
 
 
 def unpack_wheels(wheels: list[Path], site: Path) -> list[str]:
@@ -50,7 +60,7 @@ def ensure_keras(wheel_dir: Path) -> list[str]:
             f"Keras is not installed and no wheels were carried in {wheel_dir}: run "
             "`python -m training.lease prepare` in the checkout before the call."
         )
-    site = Path(tempfile.mkdtemp(prefix="keras-gated-lease-site-"))
+    site = temporary_site()
     used = unpack_wheels(wheels, site)
     if missing("keras"):
         raise SystemExit(f"Keras still cannot be imported after unpacking {', '.join(used)}.")

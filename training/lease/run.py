@@ -55,9 +55,7 @@ def carried_site(lease_dir: Path) -> list[str]:
     """Make the carried wheels importable before anything imports them: Pillow always
     (the pixels were checked with that Pillow's decoder) when its wheel fits this Python;
     Keras, optree and namex when Keras is missing. Returns the wheels unpacked."""
-    import tempfile
-
-    from training.lease.bootstrap import missing, unpack_wheels
+    from training.lease.bootstrap import missing, temporary_site, unpack_wheels
 
     wheels = sorted((lease_dir / "wheels").glob("*.whl"))
     tag = f"cp{sys.version_info.major}{sys.version_info.minor}"
@@ -66,7 +64,7 @@ def carried_site(lease_dir: Path) -> list[str]:
         chosen += [w for w in wheels if not w.name.lower().startswith("pillow-")]
     if not chosen:
         return []
-    return unpack_wheels(chosen, Path(tempfile.mkdtemp(prefix="keras-gated-lease-site-")))
+    return unpack_wheels(chosen, temporary_site())
 
 
 def recorded_command(argv: list[str], out: str) -> str:

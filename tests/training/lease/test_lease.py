@@ -418,3 +418,17 @@ def test_the_recorded_command_keeps_a_relative_out_and_hides_an_outside_one(tmp_
     assert recorded_command(argv, "X").endswith("--minutes 9.4 --out X")
     outside = str(tmp_path.parent / "elsewhere" / "bundle")
     assert recorded_command([*argv[:-1], outside], outside).endswith("--out DIR")
+
+
+def test_the_unpacked_wheels_folder_goes_when_the_process_ends(tmp_path):
+    import subprocess
+    import sys
+
+    root = Path(__file__).parents[3]
+    done = subprocess.run(
+        [sys.executable, "-c", "from training.lease.bootstrap import temporary_site; "
+         "site = temporary_site(); (site / 'keras').mkdir(); print(site)"],
+        cwd=root, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    site = Path(done.stdout.strip())
+    assert site.name.startswith("keras-gated-lease-site-") and not site.exists()
