@@ -164,14 +164,9 @@ def check_new_folder(path: str | os.PathLike, option: str = "--out",
     return path
 
 
-def _staging_folder(path: Path) -> Path:
-    """The folder beside ``path`` that this process writes ``path``'s new content into."""
-    return path.with_name(f".{path.name}.partial-{os.getpid()}")
-
-
 def _staging_folders_of(path: Path) -> re.Pattern:
-    """The names of ``_staging_folder`` of ``path`` for any process; group 1 its pid."""
-    return re.compile(rf"\.{re.escape(path.name)}\.partial-(\d+)")
+    """The names of ``new_staging_folder`` of ``path`` for any process; group 1 its pid."""
+    return re.compile(rf"\.{re.escape(path.name)}\.partial-(\d+)(?:-\d+)?")
 
 
 def _is_running(pid: int) -> bool:
@@ -187,11 +182,13 @@ def _is_running(pid: int) -> bool:
 
 def _remove_stale_staging(pattern: re.Pattern, folder: Path) -> None:
     """Remove the entries of ``folder`` whose names ``pattern`` matches in full, its group
-    1 the pid of a process that no longer runs: the staging of a command that was killed.
-    A link of that name goes, never what it names; nothing else is touched."""
+    1 the pid of a process that no longer runs, or this process's (a killed command's pid
+    given again: the caller, under its lock, has no staging there yet): the staging of a
+    command that was killed. A link of that name goes, never what it names; nothing else
+    is touched."""
     for entry in folder.iterdir():
         match = pattern.fullmatch(entry.name)
-        if match and not _is_running(int(match[1])):
+        if match and (int(match[1]) == os.getpid() or not _is_running(int(match[1]))):
             _remove(entry)
 
 
@@ -223,16 +220,13 @@ def new_output_folder(path: str | os.PathLike, option: str = "--out") -> Iterato
     created = not path.exists()
     path.mkdir(parents=True, exist_ok=True)
     fd = _lock_claim(path)
-    staging = _staging_folder(path)
+    staging = None
     done = False
     try:
         if [p.name for p in path.iterdir()] != [CLAIM_FILE]:
             raise ValueError(f"{option} {path} was written by another command meanwhile: give a "
                              "new folder.")
-        # Under the claim no live command writes a staging folder of path.
-        _remove_stale_staging(_staging_folders_of(path), path.parent)
-        _remove(staging)
-        staging.mkdir()
+        staging = fresh_staging_folder(path)  # under the claim
         yield staging
         (path / CLAIM_FILE).unlink()  # still locked: path is empty for the rename
         try:
@@ -245,7 +239,8 @@ def new_output_folder(path: str | os.PathLike, option: str = "--out") -> Iterato
         done = True
     finally:
         if not done:
-            shutil.rmtree(staging, ignore_errors=True)
+            if staging is not None:
+                shutil.rmtree(staging, ignore_errors=True)
             with contextlib.suppress(OSError):
                 (path / CLAIM_FILE).unlink()
             if created:
@@ -290,11 +285,9 @@ def replaced_files(path: str | os.PathLike, names: Iterable[str],
     created = not path.exists()
     path.mkdir(parents=True, exist_ok=True)
     fd = _lock_claim(path)
-    staging = _staging_folder(path)
+    staging = None
     try:
-        _remove_stale_staging(_staging_folders_of(path), path.parent)
-        _remove(staging)
-        staging.mkdir()
+        staging = fresh_staging_folder(path)  # under the claim
         yield staging
         written = sorted(p.name for p in staging.iterdir())
         foreign = [name for name in written if name not in names]
@@ -305,7 +298,8 @@ def replaced_files(path: str | os.PathLike, names: Iterable[str],
         for name in written:
             os.replace(staging / name, path / name)  # a link there is replaced, never followed
     finally:
-        _remove(staging)
+        if staging is not None:
+            _remove(staging)
         with contextlib.suppress(OSError):
             (path / CLAIM_FILE).unlink()
         if created:  # empty when the block failed: removed, as it was not there
@@ -418,12 +412,11 @@ def replace_folder(new: Path, target: Path) -> None:
     shutil.rmtree(old)
 
 
-def release_staging_folder(path: Path) -> Path:
-    """``new_staging_folder(path)`` after removing the ones of ``path`` whose command no
-    longer runs (``.<name>.partial-<pid>[-N]`` of a killed release): call it while holding
-    the lock that keeps every other writer of ``path`` out."""
-    _remove_stale_staging(re.compile(rf"\.{re.escape(path.name)}\.partial-(\d+)(?:-\d+)?"),
-                          path.parent)
+def fresh_staging_folder(path: Path) -> Path:
+    """``new_staging_folder(path)`` after removing the ones of ``path`` that killed
+    commands left (``_remove_stale_staging``): call it while holding the lock or claim that
+    keeps every other writer of ``path`` out."""
+    _remove_stale_staging(_staging_folders_of(path), path.parent)
     return new_staging_folder(path)
 
 

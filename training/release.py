@@ -19,7 +19,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
-from collections.abc import Sequence
+import contextlib
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from keras_gated.weights.config import split_weight_id
@@ -230,6 +231,45 @@ def release_target(weight_id: str, zoo: Path, out: Path | None,
     return target
 
 
+@contextlib.contextmanager
+def measured_release(target: Path, write: Callable[[Path], Path],
+                     measure: Callable[[Path], float], expected: float, *,
+                     finish: Callable[[Path], None] | None = None) -> Iterator[float]:
+    """Put a release folder at ``target`` whole, only when its measurement agrees with
+    ``expected`` (within ``TOLERANCE``), and yield the measurement while still holding the
+    release's lock (what registers it runs in the block).
+
+    Under a lock beside ``target`` (a second release of the same weight id is refused),
+    ``write(folder)`` writes the folder into a staging folder beside its place and returns
+    it, ``measure(folder)`` gives the test accuracy ``keras-gated evaluate`` reproduces
+    from it, ``finish(folder)`` adds what comes after the check (a caveat), and the folder
+    replaces ``target`` in one step. A failed check or a kill leaves ``target`` as it was;
+    the staging folder goes either way.
+    """
+    import shutil
+
+    from keras_gated.files import exclusive_lock, fresh_staging_folder, replace_folder
+
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with exclusive_lock(target.parent / f".{target.name}.lock", f"The release folder {target}"):
+        staging = fresh_staging_folder(target)
+        try:
+            written = write(staging / target.name)
+            measured = measure(written)
+            if abs(measured - expected) > TOLERANCE:
+                raise ValueError(
+                    f"`keras-gated evaluate` measures {measured:.4f} on the released folder, "
+                    f"metrics.json says {expected:.4f}: not released ({target} is left as it "
+                    "was)."
+                )
+            if finish is not None:
+                finish(written)
+            replace_folder(written, target)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+        yield measured
+
+
 def release(run: Path, notes: str = "", zoo: Path = ROOT / "zoo",
             register_in: Path | None = None, readme: Path | None = None,
             twins: Sequence[str] = (), caveat: str = "",
@@ -242,13 +282,10 @@ def release(run: Path, notes: str = "", zoo: Path = ROOT / "zoo",
     beside it: a failed check, a kill or a second release of the same weight id leaves
     the folder there as it was.
     """
-    import shutil
-
     import keras
 
     import keras_gated  # noqa: F401  (registers the layers)
     from keras_gated.evaluation import evaluate
-    from keras_gated.files import exclusive_lock, release_staging_folder, replace_folder
     from keras_gated.release.zoo_folder import (
         pretrained_cfg_from_folder,
         save_zoo_folder,
@@ -267,29 +304,21 @@ def release(run: Path, notes: str = "", zoo: Path = ROOT / "zoo",
     model = keras.saving.load_model(run / "last.keras", compile=False)
     if register_in is not None:
         check_preset_possible(model)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with exclusive_lock(target.parent / f".{weight_id}.lock", f"The release folder {target}"):
-        staging = release_staging_folder(target)
-        try:
-            written = save_zoo_folder(
-                model, staging / weight_id, weight_id=weight_id, metrics=metrics,
-                recipe=metrics["recipe"], command=metrics["command"],
-                dataset_note=metrics["dataset"], training_log=run / "log.csv", notes=notes,
-                max_shard_bytes=max_shard_bytes,  # larger weights: Keras sharded weights
-            )
-            # The number published is the one `keras-gated evaluate` reproduces from the folder.
-            measured = evaluate(arch, str(written), tag)["test_accuracy"]
-            if abs(measured - metrics["test_accuracy"]) > TOLERANCE:
-                raise ValueError(
-                    f"`keras-gated evaluate` measures {measured:.4f} on the released folder, "
-                    f"metrics.json says {metrics['test_accuracy']:.4f}: not released "
-                    f"({target} is left as it was)."
-                )
-            if caveat.strip():
-                record_caveat(written, caveat)
-            replace_folder(written, target)
-        finally:
-            shutil.rmtree(staging, ignore_errors=True)
+
+    def write(folder: Path) -> Path:
+        return save_zoo_folder(
+            model, folder, weight_id=weight_id, metrics=metrics,
+            recipe=metrics["recipe"], command=metrics["command"],
+            dataset_note=metrics["dataset"], training_log=run / "log.csv", notes=notes,
+            max_shard_bytes=max_shard_bytes,  # larger weights: Keras sharded weights
+        )
+
+    # The number published is the one `keras-gated evaluate` reproduces from the folder.
+    with measured_release(
+            target, write, lambda folder: evaluate(arch, str(folder), tag)["test_accuracy"],
+            metrics["test_accuracy"],
+            finish=(lambda folder: record_caveat(folder, caveat)) if caveat.strip() else None,
+    ) as measured:
         folder = target
         print(f"wrote {folder}: test accuracy {metrics['test_accuracy']:.4f} "
               f"(keras-gated evaluate: {measured:.4f})")

@@ -154,9 +154,9 @@ def _write_measured(bundle: Path, model, metrics: dict, weight_id: str, target: 
     from keras_gated.weights.shards import SHARD_INDEX, narrow_to_bfloat16, shard_names
 
     arch, tag = metrics["model"], metrics["dataset"]
-    from keras_gated.files import release_staging_folder
+    from keras_gated.files import fresh_staging_folder
 
-    staging_root = release_staging_folder(target)  # under the caller's lock
+    staging_root = fresh_staging_folder(target)  # under the caller's lock
     try:
         def write(folder: Path, accuracy: float, measured: float | None) -> list[str]:
             record = {

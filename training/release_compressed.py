@@ -27,7 +27,6 @@ import argparse
 import csv
 import json
 import os
-import shutil
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -221,7 +220,6 @@ def release_compressed(folder: Path, name: str, *, notes: str = "", zoo: Path = 
     from keras_gated.analysis.compress_report import compression_notes, compression_recipe
     from keras_gated.analysis.report import TIMING_AGREEMENT
     from keras_gated.evaluation import evaluate
-    from keras_gated.files import exclusive_lock, release_staging_folder, replace_folder
     from keras_gated.models.compressed import registered
     from keras_gated.release.zoo_folder import pretrained_cfg_from_folder, save_zoo_folder
 
@@ -234,52 +232,44 @@ def release_compressed(folder: Path, name: str, *, notes: str = "", zoo: Path = 
         model = compressed_model(run, arch)
         if register_in is not None:
             plain_release.check_preset_possible(model)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        with (tempfile.TemporaryDirectory() as scratch,
-              exclusive_lock(target.parent / f".{weight_id}.lock", f"The release folder {target}")):
+        points = time_against_source(run, model, dataset=dataset)
+        note = compression_notes(run.record, points,
+                                 run.metrics.get("source_weights", run.source),
+                                 timing_images=256, backend=keras.backend.backend(),
+                                 where="the machine that released it, in one process, "
+                                 "a second copy of the compressed net agreeing within "
+                                 f"{TIMING_AGREEMENT:.0%}")
+        before = run.numbers["measured"]["removed, not fine-tuned"]["accuracy"]
+        note += (f"\n\nRight after the removal, before fine-tuning, the net scored "
+                 f"{before:.4f}.")
+        expected = run.metrics["test_accuracy"]
+        with tempfile.TemporaryDirectory() as scratch:
             log = write_training_log(run.record, Path(scratch) / "log.csv")
-            points = time_against_source(run, model, dataset=dataset)
-            note = compression_notes(run.record, points,
-                                     run.metrics.get("source_weights", run.source),
-                                     timing_images=256, backend=keras.backend.backend(),
-                                     where="the machine that released it, in one process, "
-                                     "a second copy of the compressed net agreeing within "
-                                     f"{TIMING_AGREEMENT:.0%}")
-            before = run.numbers["measured"]["removed, not fine-tuned"]["accuracy"]
-            note += (f"\n\nRight after the removal, before fine-tuning, the net scored "
-                     f"{before:.4f}.")
-            command = portable_command(run.metrics["command"], weight_id)
-            # Written and measured beside its place, then moved in whole: a release that
-            # fails its check leaves the folder there as it was.
-            staging = release_staging_folder(target)
-            try:
-                written = save_zoo_folder(
-                    model, staging / weight_id, weight_id=weight_id, metrics=zoo_metrics(run),
-                    recipe=compression_recipe(run.record), command=command,
+
+            def write(folder: Path) -> Path:
+                return save_zoo_folder(
+                    model, folder, weight_id=weight_id, metrics=zoo_metrics(run),
+                    recipe=compression_recipe(run.record),
+                    command=portable_command(run.metrics["command"], weight_id),
                     dataset_note=run.metrics["dataset"], training_log=log,
                     notes=f"{notes.strip()}\n\n{note}" if notes.strip() else note,
                     class_names=list(model.class_names or ()) or None)
-                # The number published is the one `keras-gated evaluate` reproduces.
-                measured = evaluate(name, str(written), dataset or run.tag)["test_accuracy"]
-                expected = run.metrics["test_accuracy"]
-                if abs(measured - expected) > plain_release.TOLERANCE:
-                    raise ValueError(
-                        f"`keras-gated evaluate` measures {measured:.4f} on the released "
-                        f"folder, metrics.json says {expected:.4f}: not released ({target} is "
-                        "left as it was).")
-                replace_folder(written, target)
-            finally:
-                shutil.rmtree(staging, ignore_errors=True)
-        out = target
-        print(f"wrote {out}: test accuracy {expected:.4f} (keras-gated evaluate: {measured:.4f})")
-        cfg = pretrained_cfg_from_folder(out)
-        if register_in is None:
-            print("rerun with --register to add the architecture and the weights:")
-            print(json.dumps(arch.to_dict()))
-            print(json.dumps({weight_id: cfg.to_dict()}, indent=2))
-            return out
-        register(arch, cfg, out, register_in, architectures, readme, catalog)
-    return out
+
+            # The number published is the one `keras-gated evaluate` reproduces.
+            with plain_release.measured_release(
+                    target, write,
+                    lambda folder: evaluate(name, str(folder), dataset or run.tag)["test_accuracy"],
+                    expected) as measured:
+                print(f"wrote {target}: test accuracy {expected:.4f} (keras-gated evaluate: "
+                      f"{measured:.4f})")
+                cfg = pretrained_cfg_from_folder(target)
+                if register_in is None:
+                    print("rerun with --register to add the architecture and the weights:")
+                    print(json.dumps(arch.to_dict()))
+                    print(json.dumps({weight_id: cfg.to_dict()}, indent=2))
+                    return target
+                register(arch, cfg, target, register_in, architectures, readme, catalog)
+    return target
 
 
 def register(arch, cfg, out: Path, register_in: Path, architectures: Path | None,

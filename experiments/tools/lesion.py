@@ -17,6 +17,8 @@ import re
 import sys
 from pathlib import Path
 
+from experiments.tools.records import read_json
+
 STAGE = re.compile(r"^(stage\d+)_")
 
 
@@ -61,14 +63,14 @@ def markdown(found: dict) -> str:
 def read_analysis(path: Path) -> dict:
     """The analysis in ``path``; a missing file, invalid JSON or an analysis without
     ``single_removal`` is refused in one sentence (a ``ValueError``)."""
-    if not path.is_file():
-        raise ValueError(f"{path} does not exist: give the analysis.json that "
-                         "`keras-gated analyze` wrote.")
     try:
-        analysis = json.loads(path.read_text())
+        analysis = read_json(path)
     except json.JSONDecodeError as error:
         raise ValueError(f"{path} is not valid JSON ({error}): give the analysis.json that "
                          "`keras-gated analyze` wrote.") from None
+    if analysis is None:
+        raise ValueError(f"{path} does not exist: give the analysis.json that "
+                         "`keras-gated analyze` wrote.")
     if not isinstance(analysis, dict) or "single_removal" not in analysis:
         raise ValueError(f"{path} has no single_removal: give an analysis.json that "
                          "`keras-gated analyze` wrote with the block removals.")
